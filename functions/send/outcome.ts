@@ -1,0 +1,24 @@
+/**
+ * The response status for a set of message results (CONTRACT section 5).
+ */
+import { FAILURE_CODES } from '../shared/mail/ports';
+import type { MessageResult } from './sending';
+
+export interface Outcome {
+  readonly statusCode: 200 | 207 | 429 | 502;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** Seconds a client should wait after a 429, by failure code. */
+const RETRY_AFTER_SECONDS: Partial<Record<string, number>> = { Throttled: 1, QuotaExceeded: 60 };
+
+export function decideOutcome(results: readonly MessageResult[]): Outcome {
+  const failures = results.flatMap((result) => (result.Status === 'Failed' ? [result.Error.Code] : []));
+  if (failures.length === 0) return { statusCode: 200, headers: {} };
+  if (results.some((result) => result.Status === 'Sent')) return { statusCode: 207, headers: {} };
+  if (failures.every((code) => FAILURE_CODES[code].throttling)) {
+    const wait = Math.max(...failures.map((code) => RETRY_AFTER_SECONDS[code] ?? 1));
+    return { statusCode: 429, headers: { 'Retry-After': String(wait) } };
+  }
+  return { statusCode: 502, headers: {} };
+}

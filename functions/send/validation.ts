@@ -1,0 +1,235 @@
+/**
+ * The request body's shape and field rules (CONTRACT section 2). Every problem is collected,
+ * each with its JSON pointer, so a client can fix them all in one round; a request with any
+ * problem sends nothing.
+ */
+import type { EmailAddress } from '../shared/email-address';
+import { parseEmailAddress } from '../shared/email-address';
+import type { FieldProblem } from '../shared/errors';
+import { ValidationProblem } from '../shared/errors';
+import { isCanonicalUuid } from '../shared/uuid';
+import { parseExpiration } from './expiry';
+
+/** Amazon SES accepts at most 50 recipients per message. */
+export const MAX_RECIPIENTS = 50;
+/** RFC 5322 line length limit, applied to the whole subject. */
+export const MAX_SUBJECT_LENGTH = 998;
+
+const TOP_LEVEL_FIELDS = new Set(['OrganizationId', 'organizationId', 'Messages']);
+const MESSAGE_FIELDS = new Set(['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime']);
+// C0 and C1 controls, DEL, and the Unicode line/paragraph separators: anything that could end
+// or fold a header line must never reach one.
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+export interface ValidMessage {
+  readonly index: number;
+  readonly from: EmailAddress;
+  readonly displayName?: string;
+  readonly to: readonly string[];
+  readonly cc: readonly string[];
+  readonly bcc: readonly string[];
+  readonly subject: string;
+  readonly text?: string;
+  readonly html?: string;
+  /** Epoch milliseconds (UTC). */
+  readonly expiresAt?: number;
+}
+
+export interface SendRequest {
+  /** Lower-case, for lookups. */
+  readonly organizationId: string;
+  /** As the client wrote it, echoed in the response. */
+  readonly organizationIdAsSent: string;
+  readonly messages: readonly ValidMessage[];
+}
+
+export interface ValidationLimits {
+  readonly maxMessages: number;
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const own = (object: Json, field: string): unknown => (Object.hasOwn(object, field) ? object[field] : undefined);
+const escapePointer = (segment: string): string => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** The Organization id if the body names one validly; used to fetch it alongside the key. */
+export function peekOrganizationId(body: unknown): string | undefined {
+  if (!isObject(body)) return undefined;
+  const upper = own(body, 'OrganizationId');
+  const lower = own(body, 'organizationId');
+  const candidate = upper ?? lower;
+  if (upper !== undefined && lower !== undefined && String(upper).toLowerCase() !== String(lower).toLowerCase()) return undefined;
+  return isCanonicalUuid(candidate) ? candidate.toLowerCase() : undefined;
+}
+
+class ProblemList {
+  readonly items: FieldProblem[] = [];
+  add(pointer: string, detail: string): void {
+    this.items.push({ pointer, detail });
+  }
+}
+
+function unknownFields(object: Json, allowed: ReadonlySet<string>, base: string, problems: ProblemList): void {
+  for (const field of Object.keys(object)) {
+    if (!allowed.has(field)) problems.add(`${base}/${escapePointer(field)}`, `unknown field "${field}"`);
+  }
+}
+
+function validateOrganizationId(body: Json, problems: ProblemList): string | undefined {
+  const upper = own(body, 'OrganizationId');
+  const lower = own(body, 'organizationId');
+  if (upper === undefined && lower === undefined) {
+    problems.add('/OrganizationId', 'required: the UUID of the Organization to send in');
+    return undefined;
+  }
+  let valid: string | undefined;
+  for (const [field, value] of [['OrganizationId', upper], ['organizationId', lower]] as const) {
+    if (value === undefined) continue;
+    if (!isCanonicalUuid(value)) problems.add(`/${field}`, 'must be a UUID in 8-4-4-4-12 hex form');
+    else valid ??= value;
+  }
+  if (isCanonicalUuid(upper) && isCanonicalUuid(lower) && upper.toLowerCase() !== lower.toLowerCase()) {
+    problems.add('/organizationId', 'conflicts with OrganizationId: give one spelling, or both with the same value');
+    return undefined;
+  }
+  return valid;
+}
+
+/** An optional header-bound string: no control characters that could break or fold the header. */
+function headerText(value: unknown, pointer: string, problems: ProblemList): string | undefined {
+  if (typeof value !== 'string') {
+    problems.add(pointer, 'must be a string');
+    return undefined;
+  }
+  if (CONTROL_CHARACTERS.test(value)) {
+    problems.add(pointer, 'must not contain CR, LF or other control characters');
+    return undefined;
+  }
+  return value;
+}
+
+function validateRecipients(message: Json, base: string, problems: ProblemList): Record<'To' | 'Cc' | 'Bcc', string[]> {
+  const lists = { To: [] as unknown[], Cc: [] as unknown[], Bcc: [] as unknown[] };
+  for (const field of ['To', 'Cc', 'Bcc'] as const) {
+    const value = own(message, field);
+    if (value === undefined || value === null) continue;
+    if (!Array.isArray(value)) problems.add(`${base}/${field}`, 'must be an array of email addresses');
+    else lists[field] = value;
+  }
+  const total = lists.To.length + lists.Cc.length + lists.Bcc.length;
+  const result = { To: [] as string[], Cc: [] as string[], Bcc: [] as string[] };
+  if (total === 0) {
+    problems.add(`${base}/To`, 'at least one recipient is required in To, Cc or Bcc');
+    return result;
+  }
+  if (total > MAX_RECIPIENTS) {
+    // Counting is enough here: checking thousands of addresses would only bury this problem.
+    problems.add(base, `${total} recipients in To, Cc and Bcc together; at most ${MAX_RECIPIENTS} are allowed`);
+    return result;
+  }
+  for (const field of ['To', 'Cc', 'Bcc'] as const) {
+    lists[field].forEach((entry, i) => {
+      const address = typeof entry === 'string' ? parseEmailAddress(entry) : undefined;
+      if (address) result[field].push(address.ascii);
+      else problems.add(`${base}/${field}/${i}`, typeof entry === 'string' ? 'not a valid email address' : 'must be a string (an email address)');
+    });
+  }
+  return result;
+}
+
+function validateMessage(value: unknown, index: number, problems: ProblemList): ValidMessage | undefined {
+  const base = `/Messages/${index}`;
+  if (!isObject(value)) {
+    problems.add(base, 'must be a Message object');
+    return undefined;
+  }
+  const before = problems.items.length;
+  unknownFields(value, MESSAGE_FIELDS, base, problems);
+
+  const recipients = validateRecipients(value, base, problems);
+
+  const fromValue = own(value, 'From');
+  let from: EmailAddress | undefined;
+  if (fromValue === undefined || fromValue === null) problems.add(`${base}/From`, 'required: the sender address');
+  else if (typeof fromValue !== 'string') problems.add(`${base}/From`, 'must be a string (an email address)');
+  else if (!(from = parseEmailAddress(fromValue))) problems.add(`${base}/From`, 'not a valid email address');
+
+  const displayNameValue = own(value, 'DisplayName');
+  const displayName = displayNameValue === undefined || displayNameValue === null
+    ? undefined
+    : headerText(displayNameValue, `${base}/DisplayName`, problems);
+
+  const subjectValue = own(value, 'Subject');
+  let subject: string | undefined;
+  if (subjectValue === undefined || subjectValue === null) problems.add(`${base}/Subject`, 'required');
+  else if ((subject = headerText(subjectValue, `${base}/Subject`, problems)) !== undefined) {
+    if (subject === '') problems.add(`${base}/Subject`, 'must not be empty');
+    else if ([...subject].length > MAX_SUBJECT_LENGTH) problems.add(`${base}/Subject`, `must be at most ${MAX_SUBJECT_LENGTH} characters`);
+  }
+
+  const bodies: Partial<Record<'TextContent' | 'HtmlContent', string>> = {};
+  let badBodyType = false;
+  for (const field of ['TextContent', 'HtmlContent'] as const) {
+    const content = own(value, field);
+    if (content === undefined || content === null) continue;
+    if (typeof content === 'string') bodies[field] = content;
+    else {
+      problems.add(`${base}/${field}`, 'must be a string');
+      badBodyType = true;
+    }
+  }
+  if (!bodies.TextContent && !bodies.HtmlContent && !badBodyType) {
+    const given = bodies.TextContent !== undefined || bodies.HtmlContent !== undefined;
+    problems.add(`${base}/TextContent`, given ? 'TextContent or HtmlContent must not be empty' : 'TextContent or HtmlContent is required');
+  }
+
+  const expirationValue = own(value, 'ExpirationDateTime');
+  let expiresAt: number | undefined;
+  if (expirationValue !== undefined && expirationValue !== null) {
+    if (typeof expirationValue !== 'string' || (expiresAt = parseExpiration(expirationValue)) === undefined) {
+      problems.add(`${base}/ExpirationDateTime`, 'must be a real UTC date and time as "YYYY-MM-DD HH:MM:SS"');
+    }
+  }
+
+  if (problems.items.length > before || !from || subject === undefined) return undefined;
+  return {
+    index,
+    from,
+    ...(displayName !== undefined && displayName !== '' && { displayName }),
+    to: recipients.To,
+    cc: recipients.Cc,
+    bcc: recipients.Bcc,
+    subject,
+    ...(bodies.TextContent && { text: bodies.TextContent }),
+    ...(bodies.HtmlContent && { html: bodies.HtmlContent }),
+    ...(expiresAt !== undefined && { expiresAt }),
+  };
+}
+
+/** Validates the whole body; throws a `ValidationProblem` listing every problem found. */
+export function validateSendRequest(body: unknown, limits: ValidationLimits): SendRequest {
+  const problems = new ProblemList();
+  if (!isObject(body)) {
+    throw new ValidationProblem([{ pointer: '', detail: 'the body must be a JSON object with OrganizationId and Messages' }]);
+  }
+  unknownFields(body, TOP_LEVEL_FIELDS, '', problems);
+  const organizationId = validateOrganizationId(body, problems);
+
+  const messagesValue = own(body, 'Messages');
+  const messages: ValidMessage[] = [];
+  if (messagesValue === undefined || messagesValue === null) problems.add('/Messages', 'required: an array of 1 or more messages');
+  else if (!Array.isArray(messagesValue)) problems.add('/Messages', 'must be an array of Message objects');
+  else if (messagesValue.length === 0) problems.add('/Messages', 'must hold at least 1 message');
+  else if (messagesValue.length > limits.maxMessages) {
+    problems.add('/Messages', `${messagesValue.length} messages; at most ${limits.maxMessages} are allowed per request`);
+  } else {
+    messagesValue.forEach((message, index) => {
+      const valid = validateMessage(message, index, problems);
+      if (valid) messages.push(valid);
+    });
+  }
+
+  if (problems.items.length > 0 || organizationId === undefined) throw new ValidationProblem(problems.items);
+  return { organizationId: organizationId.toLowerCase(), organizationIdAsSent: organizationId, messages };
+}

@@ -1,0 +1,45 @@
+/**
+ * Email addresses as the service accepts them: a practical RFC 5322 addr-spec (no display name,
+ * no comments), at most 254 characters, ASCII local part, and a domain that may be
+ * internationalised but always leaves the service as Punycode (Amazon SES takes nothing else).
+ */
+import { domainToASCII } from 'node:url';
+import isEmail from 'validator/lib/isEmail.js';
+import isFQDN from 'validator/lib/isFQDN.js';
+
+export const MAX_ADDRESS_LENGTH = 254;
+
+export interface EmailAddress {
+  /** The address as it goes to SES: local part unchanged, domain in lower-case ASCII. */
+  readonly ascii: string;
+  readonly localPart: string;
+  /** Lower-case ASCII (Punycode) domain. */
+  readonly domain: string;
+}
+
+const ADDRESS_RULES = {
+  allow_display_name: false,
+  allow_utf8_local_part: false,
+  require_tld: true,
+  allow_ip_domain: false,
+  ignore_max_length: false,
+} as const;
+
+/** Parses an address, or returns undefined when it is not one the service will send to. */
+export function parseEmailAddress(input: string): EmailAddress | undefined {
+  if (input.length > MAX_ADDRESS_LENGTH || !isEmail(input, ADDRESS_RULES)) return undefined;
+  const at = input.lastIndexOf('@');
+  const localPart = input.slice(0, at);
+  const domain = toAsciiDomain(input.slice(at + 1));
+  if (domain === undefined) return undefined;
+  const ascii = `${localPart}@${domain}`;
+  if (ascii.length > MAX_ADDRESS_LENGTH) return undefined;
+  return { ascii, localPart, domain };
+}
+
+/** A domain name in lower-case ASCII (Punycode for IDNs), or undefined when it is not one. */
+export function toAsciiDomain(input: string): string | undefined {
+  const ascii = domainToASCII(input.trim());
+  if (ascii === '' || !isFQDN(ascii, { require_tld: true, allow_underscores: false })) return undefined;
+  return ascii.toLowerCase();
+}

@@ -1,0 +1,161 @@
+/**
+ * Errors that carry their HTTP meaning. One middleware (`problemResponses`) turns them into
+ * RFC 9457 problem documents; anything else becomes a generic 500.
+ */
+
+/** One problem with one part of the request, located by a JSON pointer (RFC 6901). */
+export interface FieldProblem {
+  readonly pointer: string;
+  readonly detail: string;
+}
+
+export interface HttpProblemOptions extends ErrorOptions {
+  readonly detail?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly errors?: readonly FieldProblem[];
+}
+
+/** An error the client should see, with its status, problem type slug and title. */
+export class HttpProblem extends Error {
+  readonly status: number;
+  readonly slug: string;
+  readonly title: string;
+  readonly detail: string | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly errors: readonly FieldProblem[] | undefined;
+
+  constructor(status: number, slug: string, title: string, options: HttpProblemOptions = {}) {
+    super(options.detail ?? title, options);
+    this.name = 'HttpProblem';
+    this.status = status;
+    this.slug = slug;
+    this.title = title;
+    this.detail = options.detail;
+    this.headers = options.headers ?? {};
+    this.errors = options.errors;
+  }
+}
+
+/** The request body, or part of it, breaks the contract (400). */
+export class ValidationProblem extends HttpProblem {
+  constructor(errors: readonly FieldProblem[], options?: ErrorOptions) {
+    const count = errors.length;
+    super(400, 'validation', 'Request body is invalid', {
+      ...options,
+      detail: `${count} problem${count === 1 ? '' : 's'} found`,
+      errors,
+    });
+    this.name = 'ValidationProblem';
+  }
+}
+
+/** The body is not JSON at all (400). */
+export class MalformedJsonProblem extends HttpProblem {
+  constructor(detail: string, options?: ErrorOptions) {
+    super(400, 'malformed-json', 'Request body is not valid JSON', { ...options, detail });
+    this.name = 'MalformedJsonProblem';
+  }
+}
+
+export const AUTH_REALM = 'email-send-api';
+
+/** No Authorization header at all (401): the client is told which scheme to use. */
+export class MissingCredentialsProblem extends HttpProblem {
+  constructor(options?: ErrorOptions) {
+    super(401, 'unauthorized', 'Authentication required', {
+      ...options,
+      detail: 'Send the API key as "Authorization: Bearer <API_KEY>".',
+      headers: { 'WWW-Authenticate': `Bearer realm="${AUTH_REALM}"` },
+    });
+    this.name = 'MissingCredentialsProblem';
+  }
+}
+
+/** The credentials are not a valid, current API key (401). Never says which check failed. */
+export class InvalidCredentialsProblem extends HttpProblem {
+  constructor(options?: ErrorOptions) {
+    super(401, 'invalid-token', 'Invalid API key', {
+      ...options,
+      detail: 'The Authorization header does not carry a valid, current Bearer API key.',
+      headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+    });
+    this.name = 'InvalidCredentialsProblem';
+  }
+}
+
+/** The caller may not act in that Organization; unknown and not-a-member look the same (403). */
+export class OrganizationForbiddenProblem extends HttpProblem {
+  constructor(options?: ErrorOptions) {
+    super(403, 'organization-forbidden', 'Not allowed in this Organization', {
+      ...options,
+      detail: 'The Organization does not exist or the API key\'s user is not a member of it.',
+    });
+    this.name = 'OrganizationForbiddenProblem';
+  }
+}
+
+/** One or more messages use a From address outside the Organization's sender identities (403). */
+export class SenderForbiddenProblem extends HttpProblem {
+  constructor(errors: readonly FieldProblem[], options?: ErrorOptions) {
+    super(403, 'sender-forbidden', 'Sender not allowed for this Organization', {
+      ...options,
+      detail: `${errors.length} message${errors.length === 1 ? '' : 's'} use a From address that is not an allowed sender identity; nothing was sent`,
+      errors,
+    });
+    this.name = 'SenderForbiddenProblem';
+  }
+}
+
+/** The request body is larger than the configured limit (413). */
+export class PayloadTooLargeProblem extends HttpProblem {
+  constructor(limitBytes: number, options?: ErrorOptions) {
+    super(413, 'payload-too-large', 'Request body too large', {
+      ...options,
+      detail: `The request body must be at most ${limitBytes} bytes.`,
+    });
+    this.name = 'PayloadTooLargeProblem';
+  }
+}
+
+/** The request is not JSON by its Content-Type (415). */
+export class UnsupportedMediaTypeProblem extends HttpProblem {
+  constructor(options?: ErrorOptions) {
+    super(415, 'unsupported-media-type', 'Unsupported media type', {
+      ...options,
+      detail: 'Send the body as "Content-Type: application/json".',
+    });
+    this.name = 'UnsupportedMediaTypeProblem';
+  }
+}
+
+/** No route at that path (404). */
+export class NotFoundProblem extends HttpProblem {
+  constructor(path: string, options?: ErrorOptions) {
+    super(404, 'not-found', 'Not found', { ...options, detail: `Nothing is served at ${path}; the API is POST /v1.2/email/send.` });
+    this.name = 'NotFoundProblem';
+  }
+}
+
+/** The path exists but not for that method (405). */
+export class MethodNotAllowedProblem extends HttpProblem {
+  constructor(method: string, allow: readonly string[], options?: ErrorOptions) {
+    super(405, 'method-not-allowed', 'Method not allowed', {
+      ...options,
+      detail: `${method} is not allowed here; use ${allow.join(', ')}.`,
+      headers: { Allow: allow.join(', ') },
+    });
+    this.name = 'MethodNotAllowedProblem';
+  }
+}
+
+/** The data store cannot be reached or is throttling (503); nothing was sent. */
+export class StorageUnavailableProblem extends HttpProblem {
+  constructor(options?: ErrorOptions) {
+    super(503, 'storage-unavailable', 'Service temporarily unavailable', {
+      ...options,
+      detail: 'The service could not reach its data store. Nothing was sent; retry later.',
+      headers: { 'Retry-After': '5' },
+    });
+    this.name = 'StorageUnavailableProblem';
+  }
+}

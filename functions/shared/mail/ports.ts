@@ -1,0 +1,58 @@
+/** One validated message, ready to go: addresses already ASCII, domains already Punycode. */
+export interface OutgoingEmail {
+  readonly organizationId: string;
+  readonly from: string;
+  readonly displayName?: string;
+  readonly to: readonly string[];
+  readonly cc: readonly string[];
+  readonly bcc: readonly string[];
+  readonly subject: string;
+  readonly text?: string;
+  readonly html?: string;
+}
+
+export interface SendReceipt {
+  /** The Amazon SES message id. */
+  readonly messageId: string;
+}
+
+export interface Mailer {
+  send(email: OutgoingEmail, signal?: AbortSignal): Promise<SendReceipt>;
+}
+
+/**
+ * Stable failure codes reported to clients. Never raw SDK text: the code and a fixed message.
+ * `throttling` codes make a request 429 when nothing was sent; `retry` codes are retried inside
+ * the request while time remains.
+ */
+export const FAILURE_CODES = {
+  Throttled: { retryable: true, throttling: true, retry: true, message: 'Amazon SES is throttling sends; retry later.' },
+  QuotaExceeded: { retryable: true, throttling: true, retry: false, message: 'The Amazon SES sending quota is used up; retry after it resets.' },
+  SesUnavailable: { retryable: true, throttling: false, retry: true, message: 'Amazon SES could not be reached or failed internally.' },
+  DeadlineExceeded: { retryable: true, throttling: false, retry: false, message: 'The request ran out of time before this message could be sent.' },
+  MessageRejected: { retryable: false, throttling: false, retry: false, message: 'Amazon SES rejected the message (for example an unverified address in the SES sandbox).' },
+  MailFromDomainNotVerified: { retryable: false, throttling: false, retry: false, message: 'The custom MAIL FROM domain of the sender identity is not verified in Amazon SES.' },
+  SendingPaused: { retryable: false, throttling: false, retry: false, message: 'Sending is paused for this account or configuration set in Amazon SES.' },
+  AccountSuspended: { retryable: false, throttling: false, retry: false, message: 'The Amazon SES account is suspended from sending.' },
+  NotFound: { retryable: false, throttling: false, retry: false, message: 'A resource Amazon SES needs (such as the configuration set) does not exist.' },
+  BadRequest: { retryable: false, throttling: false, retry: false, message: 'Amazon SES refused the request as malformed.' },
+  OutcomeUnknown: { retryable: false, throttling: false, retry: false, message: 'The message was handed to Amazon SES but its answer was lost; it may have been sent, so it is not retried.' },
+  SendFailed: { retryable: false, throttling: false, retry: false, message: 'Amazon SES did not accept the message.' },
+} as const;
+
+export type FailureCode = keyof typeof FAILURE_CODES;
+
+/** A message could not be sent; carries the client-facing code. */
+export class SendFailure extends Error {
+  readonly code: FailureCode;
+
+  constructor(code: FailureCode, options?: ErrorOptions) {
+    super(FAILURE_CODES[code].message, options);
+    this.name = 'SendFailure';
+    this.code = code;
+  }
+
+  get retryable(): boolean {
+    return FAILURE_CODES[this.code].retryable;
+  }
+}

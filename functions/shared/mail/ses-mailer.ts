@@ -1,0 +1,67 @@
+import {
+  AccountSuspendedException,
+  BadRequestException,
+  LimitExceededException,
+  MailFromDomainNotVerifiedException,
+  MessageRejected,
+  NotFoundException,
+  SendEmailCommand,
+  SendingPausedException,
+  SESv2ServiceException,
+  TooManyRequestsException,
+} from '@aws-sdk/client-sesv2';
+import type { SESv2Client } from '@aws-sdk/client-sesv2';
+import type { FailureCode, Mailer, OutgoingEmail, SendReceipt } from './ports';
+import { SendFailure } from './ports';
+import { toSendEmailInput } from './ses-message';
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
+
+/**
+ * Classifies an error from SendEmail. A connection that was never made is safe to retry; an
+ * answer lost after the request went out (reset, timeout, abort) may mean SES took the message,
+ * so that one is `OutcomeUnknown` and is never retried.
+ */
+export function classifySesError(error: unknown): FailureCode {
+  if (error instanceof TooManyRequestsException) return 'Throttled';
+  if (error instanceof LimitExceededException) return 'QuotaExceeded';
+  if (error instanceof MessageRejected) return 'MessageRejected';
+  if (error instanceof MailFromDomainNotVerifiedException) return 'MailFromDomainNotVerified';
+  if (error instanceof SendingPausedException) return 'SendingPaused';
+  if (error instanceof AccountSuspendedException) return 'AccountSuspended';
+  if (error instanceof NotFoundException) return 'NotFound';
+  if (error instanceof BadRequestException) return 'BadRequest';
+  if (error instanceof SESv2ServiceException) {
+    if (error.name === 'ThrottlingException') return 'Throttled';
+    return error.$fault === 'server' ? 'SesUnavailable' : 'SendFailed';
+  }
+  if (error instanceof Error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH') return 'SesUnavailable';
+    if ((code !== undefined && NETWORK_CODES.has(code)) || error.name === 'TimeoutError' || error.name === 'AbortError') {
+      return 'OutcomeUnknown';
+    }
+  }
+  return 'SendFailed';
+}
+
+/** Sends through Amazon SES v2 and reports failures as `SendFailure` with a stable code. */
+export class SesMailer implements Mailer {
+  constructor(
+    private readonly client: SESv2Client,
+    private readonly configurationSetName?: string,
+  ) {}
+
+  async send(email: OutgoingEmail, signal?: AbortSignal): Promise<SendReceipt> {
+    try {
+      const result = await this.client.send(new SendEmailCommand(toSendEmailInput(email, this.configurationSetName)), {
+        ...(signal && { abortSignal: signal }),
+      });
+      if (!result.MessageId) throw new SendFailure('OutcomeUnknown');
+      return { messageId: result.MessageId };
+    } catch (error) {
+      if (error instanceof SendFailure) throw error;
+      throw new SendFailure(classifySesError(error), { cause: error });
+    }
+  }
+}

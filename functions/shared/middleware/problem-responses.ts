@@ -1,0 +1,62 @@
+/**
+ * The one place errors become responses: an `HttpProblem` becomes its RFC 9457 problem
+ * document; anything else is logged and becomes a generic 500 that carries the request id and
+ * nothing of the error itself.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { HttpProblem } from '../errors';
+
+export interface ProblemResponsesOptions {
+  readonly logger: Logger;
+  readonly typeBase: string;
+}
+
+export function requestIdOf(request: middy.Request<APIGatewayProxyEventV2>): string {
+  return request.event?.requestContext?.requestId ?? request.context?.awsRequestId ?? 'unknown';
+}
+
+export function problemResponses(options: ProblemResponsesOptions): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> {
+  const { logger, typeBase } = options;
+
+  const problemResponsesOnError: middy.MiddlewareFn<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> = async (request) => {
+    const requestId = requestIdOf(request);
+    const error = request.error;
+    const problem = error instanceof HttpProblem ? error : undefined;
+    if (!problem) {
+      logger.error('unexpected fault', { requestId, error: error as Error });
+    } else if (problem.status >= 500) {
+      logger.warn('service unavailable', { requestId, problem: problem.slug, cause: problem.cause as Error });
+    }
+    const status = problem?.status ?? 500;
+    const body = problem
+      ? {
+          type: `${typeBase}${problem.slug}`,
+          title: problem.title,
+          status,
+          ...(problem.detail !== undefined && { detail: problem.detail }),
+          ...(problem.errors && { errors: problem.errors }),
+          requestId,
+        }
+      : {
+          type: `${typeBase}internal`,
+          title: 'Internal error',
+          status,
+          detail: 'The service failed unexpectedly. Nothing about the fault is shown here; quote the request id when reporting it.',
+          requestId,
+        };
+    request.response = {
+      statusCode: status,
+      headers: {
+        ...problem?.headers,
+        'Content-Type': 'application/problem+json',
+        'Cache-Control': 'no-store',
+        'X-Request-Id': requestId,
+      },
+      body: JSON.stringify(body),
+    };
+  };
+
+  return { onError: problemResponsesOnError };
+}

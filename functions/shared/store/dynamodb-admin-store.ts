@@ -1,0 +1,365 @@
+/**
+ * The operator's writes: Organizations, users, memberships, sender identities and keys.
+ * Used by the admin command line, locally or against the deployed table. Each change that
+ * touches more than one item is a single DynamoDB transaction, so the one-key-per-user rule
+ * and the key/user link can never be left half-written.
+ */
+import { randomUUID } from 'node:crypto';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { generateApiKey, hashApiKey, keyLastFour, maskApiKey } from '../api-keys';
+import { parseEmailAddress, toAsciiDomain } from '../email-address';
+import { isCanonicalUuid } from '../uuid';
+import { itemKey } from './table';
+
+/** The named record does not exist (or the relation to remove is not there). */
+export class RecordNotFoundError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RecordNotFoundError';
+  }
+}
+
+/** The change would break a rule: a duplicate, or a key where there must be none. */
+export class RecordConflictError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RecordConflictError';
+  }
+}
+
+/** An argument is not of the right form (a UUID, an email address, a domain). */
+export class InvalidArgumentError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'InvalidArgumentError';
+  }
+}
+
+export type SenderIdentity = { readonly domain: string } | { readonly address: string };
+
+export interface Organization {
+  readonly id: string;
+  readonly name: string;
+  readonly members: readonly string[];
+  readonly senders: readonly string[];
+}
+
+export interface User {
+  readonly id: string;
+  readonly email: string;
+}
+
+export interface IssuedKey {
+  readonly userId: string;
+  /** The plain key: shown to the operator once, never stored. */
+  readonly key: string;
+  readonly createdAt: string;
+}
+
+export interface KeySummary {
+  readonly userId: string;
+  readonly masked: string;
+  readonly createdAt: string;
+}
+
+function requireUuid(value: string, what: string): string {
+  if (!isCanonicalUuid(value)) throw new InvalidArgumentError(`${what} must be a UUID (8-4-4-4-12 hex), got "${value}"`);
+  return value.toLowerCase();
+}
+
+/** The stored form of a sender identity: a lower-case ASCII domain, or a lower-cased address. */
+export function normaliseSenderIdentity(identity: SenderIdentity): string {
+  if ('domain' in identity) {
+    const domain = toAsciiDomain(identity.domain);
+    if (!domain) throw new InvalidArgumentError(`"${identity.domain}" is not a domain name`);
+    return domain;
+  }
+  const address = parseEmailAddress(identity.address);
+  if (!address) throw new InvalidArgumentError(`"${identity.address}" is not a valid email address`);
+  return address.ascii.toLowerCase();
+}
+
+function cancellationCodes(error: unknown): (string | undefined)[] | undefined {
+  if (!(error instanceof TransactionCanceledException)) return undefined;
+  return (error.CancellationReasons ?? []).map((reason) => reason.Code);
+}
+
+export class DynamoDbAdminStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async createOrganization(input: { name: string; id?: string }): Promise<Organization> {
+    const name = input.name.trim();
+    if (!name) throw new InvalidArgumentError('the Organization name must not be empty');
+    const id = input.id === undefined ? randomUUID() : requireUuid(input.id, 'the Organization id');
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...itemKey.organization(id), organizationId: id, name, createdAt: this.now().toISOString() },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        throw new RecordConflictError(`an Organization with id ${id} already exists`, { cause: error });
+      }
+      throw error;
+    }
+    return { id, name, members: [], senders: [] };
+  }
+
+  async getOrganization(organizationId: string): Promise<Organization> {
+    const id = requireUuid(organizationId, 'the Organization id');
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: itemKey.organization(id), ConsistentRead: true }),
+    );
+    if (!Item) throw new RecordNotFoundError(`no Organization with id ${id}`);
+    return {
+      id,
+      name: String(Item.name),
+      members: [...((Item.members as Set<string> | undefined) ?? [])].sort(),
+      senders: [...((Item.senders as Set<string> | undefined) ?? [])].sort(),
+    };
+  }
+
+  async createUser(input: { email: string }): Promise<User> {
+    const address = parseEmailAddress(input.email.trim());
+    if (!address) throw new InvalidArgumentError(`"${input.email}" is not a valid email address`);
+    const id = randomUUID();
+    const email = address.ascii;
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: { ...itemKey.user(id), userId: id, email, createdAt: this.now().toISOString() },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: { ...itemKey.email(email), userId: id },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+          ],
+        }),
+      );
+    } catch (error) {
+      if (cancellationCodes(error)?.[1] === 'ConditionalCheckFailed') {
+        throw new RecordConflictError(`a user with email ${email} already exists`, { cause: error });
+      }
+      throw error;
+    }
+    return { id, email };
+  }
+
+  async getUser(userId: string): Promise<User & { keyHash?: string; keyLastFour?: string; keyCreatedAt?: string }> {
+    const id = requireUuid(userId, 'the user id');
+    const { Item } = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: itemKey.user(id), ConsistentRead: true }),
+    );
+    if (!Item) throw new RecordNotFoundError(`no user with id ${id}`);
+    return {
+      id,
+      email: String(Item.email),
+      ...(typeof Item.keyHash === 'string' && {
+        keyHash: Item.keyHash,
+        keyLastFour: String(Item.keyLastFour),
+        keyCreatedAt: String(Item.keyCreatedAt),
+      }),
+    };
+  }
+
+  async addMember(organizationId: string, userId: string): Promise<void> {
+    const org = requireUuid(organizationId, 'the Organization id');
+    const user = requireUuid(userId, 'the user id');
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              ConditionCheck: {
+                TableName: this.tableName,
+                Key: itemKey.user(user),
+                ConditionExpression: 'attribute_exists(pk)',
+              },
+            },
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: itemKey.organization(org),
+                UpdateExpression: 'ADD members :user',
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeValues: { ':user': new Set([user]) },
+              },
+            },
+          ],
+        }),
+      );
+    } catch (error) {
+      const codes = cancellationCodes(error);
+      if (codes?.[0] === 'ConditionalCheckFailed') throw new RecordNotFoundError(`no user with id ${user}`, { cause: error });
+      if (codes?.[1] === 'ConditionalCheckFailed') throw new RecordNotFoundError(`no Organization with id ${org}`, { cause: error });
+      throw error;
+    }
+  }
+
+  async removeMember(organizationId: string, userId: string): Promise<void> {
+    const org = requireUuid(organizationId, 'the Organization id');
+    const user = requireUuid(userId, 'the user id');
+    await this.removeFromSet(org, 'members', user, `user ${user} is not a member of Organization ${org}`);
+  }
+
+  async addSender(organizationId: string, identity: SenderIdentity): Promise<string> {
+    const org = requireUuid(organizationId, 'the Organization id');
+    const sender = normaliseSenderIdentity(identity);
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: itemKey.organization(org),
+          UpdateExpression: 'ADD senders :sender',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':sender': new Set([sender]) },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        throw new RecordNotFoundError(`no Organization with id ${org}`, { cause: error });
+      }
+      throw error;
+    }
+    return sender;
+  }
+
+  async removeSender(organizationId: string, identity: SenderIdentity): Promise<string> {
+    const org = requireUuid(organizationId, 'the Organization id');
+    const sender = normaliseSenderIdentity(identity);
+    await this.removeFromSet(org, 'senders', sender, `${sender} is not a sender identity of Organization ${org}`);
+    return sender;
+  }
+
+  /** Creates the user's key; refuses when the user already has one (that is `rotateKey`). */
+  async generateKey(userId: string): Promise<IssuedKey> {
+    const user = await this.getUser(userId);
+    if (user.keyHash) throw new RecordConflictError(`user ${user.id} already has a key; use "key rotate" to replace it`);
+    return this.writeKey(user.id, undefined);
+  }
+
+  /** Replaces the user's key atomically: the old one stops working as the new one starts. */
+  async rotateKey(userId: string): Promise<IssuedKey> {
+    const user = await this.getUser(userId);
+    if (!user.keyHash) throw new RecordNotFoundError(`user ${user.id} has no key; use "key generate" to create one`);
+    return this.writeKey(user.id, user.keyHash);
+  }
+
+  async showKey(userId: string): Promise<KeySummary> {
+    const user = await this.getUser(userId);
+    if (!user.keyHash || !user.keyLastFour || !user.keyCreatedAt) throw new RecordNotFoundError(`user ${user.id} has no key`);
+    return { userId: user.id, masked: maskApiKey(user.keyLastFour), createdAt: user.keyCreatedAt };
+  }
+
+  async revokeKey(userId: string): Promise<void> {
+    const user = await this.getUser(userId);
+    if (!user.keyHash) throw new RecordNotFoundError(`user ${user.id} has no key`);
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: itemKey.user(user.id),
+                UpdateExpression: 'REMOVE keyHash, keyLastFour, keyCreatedAt',
+                ConditionExpression: 'keyHash = :old',
+                ExpressionAttributeValues: { ':old': user.keyHash },
+              },
+            },
+            { Delete: { TableName: this.tableName, Key: itemKey.apiKey(user.keyHash) } },
+          ],
+        }),
+      );
+    } catch (error) {
+      if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') {
+        throw new RecordConflictError(`the key of user ${user.id} changed meanwhile; run the command again`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  private async writeKey(userId: string, oldHash: string | undefined): Promise<IssuedKey> {
+    const key = generateApiKey();
+    const keyHash = hashApiKey(key);
+    const createdAt = this.now().toISOString();
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: itemKey.user(userId),
+                UpdateExpression: 'SET keyHash = :new, keyLastFour = :lastFour, keyCreatedAt = :createdAt',
+                // The condition is what keeps "at most one key per user" true under races.
+                ConditionExpression: oldHash
+                  ? 'attribute_exists(pk) AND keyHash = :old'
+                  : 'attribute_exists(pk) AND attribute_not_exists(keyHash)',
+                ExpressionAttributeValues: {
+                  ':new': keyHash,
+                  ':lastFour': keyLastFour(key),
+                  ':createdAt': createdAt,
+                  ...(oldHash && { ':old': oldHash }),
+                },
+              },
+            },
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: { ...itemKey.apiKey(keyHash), userId, createdAt },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            ...(oldHash ? [{ Delete: { TableName: this.tableName, Key: itemKey.apiKey(oldHash) } }] : []),
+          ],
+        }),
+      );
+    } catch (error) {
+      if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') {
+        throw new RecordConflictError(`the key of user ${userId} changed meanwhile; run the command again`, { cause: error });
+      }
+      throw error;
+    }
+    return { userId, key, createdAt };
+  }
+
+  private async removeFromSet(org: string, attribute: 'members' | 'senders', value: string, notThere: string): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: itemKey.organization(org),
+          UpdateExpression: `DELETE ${attribute} :value`,
+          ConditionExpression: `attribute_exists(pk) AND contains(${attribute}, :one)`,
+          ExpressionAttributeValues: { ':value': new Set([value]), ':one': value },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        await this.getOrganization(org); // a missing Organization is the better message
+        throw new RecordNotFoundError(notThere, { cause: error });
+      }
+      throw error;
+    }
+  }
+}

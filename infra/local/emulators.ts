@@ -1,0 +1,93 @@
+/**
+ * The embedded stand-ins for AWS on a laptop: DynamoDB emulated by dynalite (in memory or
+ * persisted in a folder) and Amazon SES v2 by aws-ses-v2-local, with its web viewer of sent mail.
+ * Used by `npm start`, the tests and the benchmark, so they all run the same parts.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import dynalite from 'dynalite';
+import * as sesLocal from 'aws-ses-v2-local';
+import { TABLE_SCHEMA } from '../../functions/shared/store/table';
+
+export interface RunningService {
+  readonly endpoint: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = '127.0.0.1';
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.closeAllConnections?.();
+    server.close((error) => (error ? reject(error) : resolve()));
+  });
+}
+
+function listening(server: Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, LOOPBACK, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+/** Starts dynalite on 127.0.0.1; `path` persists data there, otherwise it lives in memory. */
+export async function startDynamoDb(options: { port?: number; path?: string } = {}): Promise<RunningService> {
+  const server: Server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.path && { path: options.path }) });
+  const port = await listening(server, options.port ?? 0);
+  return { endpoint: `http://${LOOPBACK}:${port}`, port, close: () => closeServer(server) };
+}
+
+type SesServerFactory = (config?: { host?: string; port?: number }) => Promise<Server>;
+
+// aws-ses-v2-local is CommonJS with an `exports.default`; depending on the loader it arrives
+// wrapped once or twice.
+function sesServerFactory(): SesServerFactory {
+  const mod = sesLocal as unknown as { default: SesServerFactory | { default: SesServerFactory } };
+  return typeof mod.default === 'function' ? mod.default : mod.default.default;
+}
+
+/** Starts the SES v2 emulator and its web viewer on 127.0.0.1. */
+export async function startSesEmulator(options: { port?: number } = {}): Promise<RunningService> {
+  const server = await sesServerFactory()({ host: LOOPBACK, port: options.port ?? 0 });
+  const port = (server.address() as AddressInfo).port;
+  return { endpoint: `http://${LOOPBACK}:${port}`, port, close: () => closeServer(server) };
+}
+
+/** Creates the service's table if it is not there yet (same key schema and TTL as in AWS). */
+export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<'created' | 'existed'> {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    return 'existed';
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException)) throw error;
+  }
+  await client.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: TABLE_SCHEMA.partitionKey, AttributeType: 'S' },
+        { AttributeName: TABLE_SCHEMA.sortKey, AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: TABLE_SCHEMA.partitionKey, KeyType: 'HASH' },
+        { AttributeName: TABLE_SCHEMA.sortKey, KeyType: 'RANGE' },
+      ],
+    }),
+  );
+  await client
+    .send(
+      new UpdateTimeToLiveCommand({
+        TableName: tableName,
+        TimeToLiveSpecification: { AttributeName: TABLE_SCHEMA.ttlAttribute, Enabled: true },
+      }),
+    )
+    .catch(() => undefined); // dynalite does not implement TTL; AWS does, through the CDK stack.
+  return 'created';
+}
