@@ -1,13 +1,17 @@
 /**
  * The operator's writes: Organizations, users, memberships, sender identities and keys.
- * Used by the admin command line, locally or against the deployed table. Each change that
- * touches more than one item is a single DynamoDB transaction, so the one-key-per-user rule
- * and the key/user link can never be left half-written.
+ * Used by the admin command line, locally or against the deployed table.
+ *
+ * dynalite (the local DynamoDB) has no transactions, so a change that touches several items is
+ * a sequence of single-item writes. Each sequence has one conditional write on the user or
+ * Organization item as its commit point (that is what keeps "at most one key per user" true
+ * under races), and is ordered so that an interruption fails closed: a key that should stop
+ * working never keeps working; at worst the user is left with no working key and the operator
+ * runs `key rotate` again.
  */
 import { randomUUID } from 'node:crypto';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { generateApiKey, hashApiKey, keyLastFour, maskApiKey } from '../api-keys';
 import { parseEmailAddress, toAsciiDomain } from '../email-address';
@@ -82,11 +86,6 @@ export function normaliseSenderIdentity(identity: SenderIdentity): string {
   return address.ascii.toLowerCase();
 }
 
-function cancellationCodes(error: unknown): (string | undefined)[] | undefined {
-  if (!(error instanceof TransactionCanceledException)) return undefined;
-  return (error.CancellationReasons ?? []).map((reason) => reason.Code);
-}
-
 export class DynamoDbAdminStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -134,29 +133,25 @@ export class DynamoDbAdminStore {
     if (!address) throw new InvalidArgumentError(`"${input.email}" is not a valid email address`);
     const id = randomUUID();
     const email = address.ascii;
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...itemKey.user(id), userId: id, email, createdAt: this.now().toISOString() },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
     try {
+      // The e-mail item reserves the address; losing that race undoes the user just written.
       await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: { ...itemKey.user(id), userId: id, email, createdAt: this.now().toISOString() },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: { ...itemKey.email(email), userId: id },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-          ],
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...itemKey.email(email), userId: id },
+          ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );
     } catch (error) {
-      if (cancellationCodes(error)?.[1] === 'ConditionalCheckFailed') {
+      await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: itemKey.user(id) }));
+      if (error instanceof ConditionalCheckFailedException) {
         throw new RecordConflictError(`a user with email ${email} already exists`, { cause: error });
       }
       throw error;
@@ -184,33 +179,21 @@ export class DynamoDbAdminStore {
   async addMember(organizationId: string, userId: string): Promise<void> {
     const org = requireUuid(organizationId, 'the Organization id');
     const user = requireUuid(userId, 'the user id');
+    await this.getUser(user);
     try {
       await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              ConditionCheck: {
-                TableName: this.tableName,
-                Key: itemKey.user(user),
-                ConditionExpression: 'attribute_exists(pk)',
-              },
-            },
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: itemKey.organization(org),
-                UpdateExpression: 'ADD members :user',
-                ConditionExpression: 'attribute_exists(pk)',
-                ExpressionAttributeValues: { ':user': new Set([user]) },
-              },
-            },
-          ],
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: itemKey.organization(org),
+          UpdateExpression: 'ADD members :user',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':user': new Set([user]) },
         }),
       );
     } catch (error) {
-      const codes = cancellationCodes(error);
-      if (codes?.[0] === 'ConditionalCheckFailed') throw new RecordNotFoundError(`no user with id ${user}`, { cause: error });
-      if (codes?.[1] === 'ConditionalCheckFailed') throw new RecordNotFoundError(`no Organization with id ${org}`, { cause: error });
+      if (error instanceof ConditionalCheckFailedException) {
+        throw new RecordNotFoundError(`no Organization with id ${org}`, { cause: error });
+      }
       throw error;
     }
   }
@@ -273,74 +256,60 @@ export class DynamoDbAdminStore {
   async revokeKey(userId: string): Promise<void> {
     const user = await this.getUser(userId);
     if (!user.keyHash) throw new RecordNotFoundError(`user ${user.id} has no key`);
-    try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: itemKey.user(user.id),
-                UpdateExpression: 'REMOVE keyHash, keyLastFour, keyCreatedAt',
-                ConditionExpression: 'keyHash = :old',
-                ExpressionAttributeValues: { ':old': user.keyHash },
-              },
-            },
-            { Delete: { TableName: this.tableName, Key: itemKey.apiKey(user.keyHash) } },
-          ],
-        }),
-      );
-    } catch (error) {
-      if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') {
-        throw new RecordConflictError(`the key of user ${user.id} changed meanwhile; run the command again`, { cause: error });
-      }
-      throw error;
-    }
+    // The key item goes first: from that moment the key no longer authenticates.
+    await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: itemKey.apiKey(user.keyHash) }));
+    await this.conditionalKeyUpdate(user.id, user.keyHash, {
+      UpdateExpression: 'REMOVE keyHash, keyLastFour, keyCreatedAt',
+    });
   }
 
   private async writeKey(userId: string, oldHash: string | undefined): Promise<IssuedKey> {
     const key = generateApiKey();
     const keyHash = hashApiKey(key);
     const createdAt = this.now().toISOString();
+    // Old key out first (fail closed), then the conditional user update that commits the change
+    // and loses cleanly to a concurrent generate/rotate, then the new key item that makes it work.
+    if (oldHash) await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: itemKey.apiKey(oldHash) }));
+    await this.conditionalKeyUpdate(userId, oldHash, {
+      UpdateExpression: 'SET keyHash = :new, keyLastFour = :lastFour, keyCreatedAt = :createdAt',
+      ExpressionAttributeValues: { ':new': keyHash, ':lastFour': keyLastFour(key), ':createdAt': createdAt },
+    });
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...itemKey.apiKey(keyHash), userId, createdAt },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return { userId, key, createdAt };
+  }
+
+  /** Updates the user's key fields only if the stored key is still `expected` (none: no key). */
+  private async conditionalKeyUpdate(
+    userId: string,
+    expected: string | undefined,
+    update: { UpdateExpression: string; ExpressionAttributeValues?: Record<string, unknown> },
+  ): Promise<void> {
     try {
       await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: itemKey.user(userId),
-                UpdateExpression: 'SET keyHash = :new, keyLastFour = :lastFour, keyCreatedAt = :createdAt',
-                // The condition is what keeps "at most one key per user" true under races.
-                ConditionExpression: oldHash
-                  ? 'attribute_exists(pk) AND keyHash = :old'
-                  : 'attribute_exists(pk) AND attribute_not_exists(keyHash)',
-                ExpressionAttributeValues: {
-                  ':new': keyHash,
-                  ':lastFour': keyLastFour(key),
-                  ':createdAt': createdAt,
-                  ...(oldHash && { ':old': oldHash }),
-                },
-              },
-            },
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: { ...itemKey.apiKey(keyHash), userId, createdAt },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            ...(oldHash ? [{ Delete: { TableName: this.tableName, Key: itemKey.apiKey(oldHash) } }] : []),
-          ],
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: itemKey.user(userId),
+          UpdateExpression: update.UpdateExpression,
+          ConditionExpression: expected
+            ? 'attribute_exists(pk) AND keyHash = :expected'
+            : 'attribute_exists(pk) AND attribute_not_exists(keyHash)',
+          ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...(expected && { ':expected': expected }) },
         }),
       );
     } catch (error) {
-      if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') {
-        throw new RecordConflictError(`the key of user ${userId} changed meanwhile; run the command again`, { cause: error });
+      if (error instanceof ConditionalCheckFailedException) {
+        throw new RecordConflictError(`the key of user ${userId} changed meanwhile; check it with "key show" and run the command again`, {
+          cause: error,
+        });
       }
       throw error;
     }
-    return { userId, key, createdAt };
   }
 
   private async removeFromSet(org: string, attribute: 'members' | 'senders', value: string, notThere: string): Promise<void> {
