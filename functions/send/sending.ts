@@ -52,6 +52,8 @@ async function sendOne(message: ValidMessage, options: SendOptions): Promise<Mes
     if (hasExpired(message.expiresAt, now())) return { Index: message.index, Status: 'Expired' };
     const remaining = deadline - now();
     if (remaining <= 0) return failed(message.index, 'DeadlineExceeded');
+    // An answer that has not come by the deadline is abandoned (and reported OutcomeUnknown).
+    const signal = AbortSignal.timeout(Math.ceil(remaining));
     try {
       const { messageId } = await mailer.send(
         {
@@ -65,7 +67,7 @@ async function sendOne(message: ValidMessage, options: SendOptions): Promise<Mes
           ...(message.text !== undefined && { text: message.text }),
           ...(message.html !== undefined && { html: message.html }),
         },
-        AbortSignal.timeout(remaining),
+        signal,
       );
       return { Index: message.index, Status: 'Sent', MessageId: messageId };
     } catch (error) {

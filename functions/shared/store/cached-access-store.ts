@@ -12,6 +12,8 @@ export interface AccessCacheOptions {
   /** How long an unknown key is remembered; capped at ttlSeconds. */
   readonly negativeTtlSeconds?: number;
   readonly maxEntries?: number;
+  /** Milliseconds clock; tests pass a virtual one. */
+  readonly now?: () => number;
 }
 
 const MISSING = Symbol('missing');
@@ -29,8 +31,10 @@ export class CachedAccessStore implements AccessStore {
     const ttl = options.ttlSeconds * 1000;
     const max = options.maxEntries ?? 10_000;
     this.negativeTtlMs = Math.min(ttl, (options.negativeTtlSeconds ?? 5) * 1000);
-    this.keys = new LRUCache({ max, ttl, ttlAutopurge: false });
-    this.organizations = new LRUCache({ max, ttl, ttlAutopurge: false });
+    const perf = options.now ? { now: options.now } : undefined;
+    // ttlResolution 0: read the clock on every check (a cached "now" would outlive a virtual clock).
+    this.keys = new LRUCache({ max, ttl, ttlResolution: 0, ...(perf && { perf }) });
+    this.organizations = new LRUCache({ max, ttl, ttlResolution: 0, ...(perf && { perf }) });
   }
 
   async lookup(keyHash: string | undefined, organizationId: string | undefined): Promise<AccessLookup> {

@@ -1,0 +1,45 @@
+import { describe, expect, it } from '@jest/globals';
+import { generateApiKey, hashApiKey, isWellFormedApiKey, keyLastFour, KEY_PREFIX, maskApiKey } from '../../functions/shared/api-keys';
+
+describe('API keys', () => {
+  it('carries the recognisable prefix and a fixed length', () => {
+    const key = generateApiKey();
+    expect(key.startsWith(KEY_PREFIX)).toBe(true);
+    expect(key).toMatch(/^tme_[0-9A-Za-z]{49}$/);
+  });
+
+  it('is different every time (256 bits of randomness)', () => {
+    const keys = new Set(Array.from({ length: 500 }, generateApiKey));
+    expect(keys.size).toBe(500);
+  });
+
+  it('passes its own checksum', () => {
+    for (let i = 0; i < 50; i++) expect(isWellFormedApiKey(generateApiKey())).toBe(true);
+  });
+
+  it('fails the checksum when any character is changed', () => {
+    const key = generateApiKey();
+    for (const position of [KEY_PREFIX.length, KEY_PREFIX.length + 20, key.length - 1]) {
+      const changed = key.slice(0, position) + (key[position] === 'a' ? 'b' : 'a') + key.slice(position + 1);
+      expect(isWellFormedApiKey(changed)).toBe(false);
+    }
+  });
+
+  it.each(['', 'tme_', 'sk_live_abc', `xyz_${'a'.repeat(49)}`, `tme_${'a'.repeat(48)}`, `tme_${'-'.repeat(49)}`])('refuses %p', (candidate) => {
+    expect(isWellFormedApiKey(candidate)).toBe(false);
+  });
+
+  it('hashes with SHA-256 to 64 hex characters, deterministically', () => {
+    const key = generateApiKey();
+    expect(hashApiKey(key)).toMatch(/^[0-9a-f]{64}$/);
+    expect(hashApiKey(key)).toBe(hashApiKey(key));
+    expect(hashApiKey(key)).not.toContain(key.slice(KEY_PREFIX.length, KEY_PREFIX.length + 8));
+  });
+
+  it('masks to the prefix and the last four characters', () => {
+    const key = generateApiKey();
+    const masked = maskApiKey(keyLastFour(key));
+    expect(masked).toBe(`tme_…${key.slice(-4)}`);
+    expect(masked).not.toContain(key.slice(4, -4));
+  });
+});

@@ -1,0 +1,31 @@
+import { describe, expect, it } from '@jest/globals';
+import { decideOutcome } from '../../functions/send/outcome';
+import type { MessageResult } from '../../functions/send/sending';
+import { failed } from '../../functions/send/sending';
+
+const sent = (i: number): MessageResult => ({ Index: i, Status: 'Sent', MessageId: `m${i}` });
+const expired = (i: number): MessageResult => ({ Index: i, Status: 'Expired' });
+
+describe('decideOutcome', () => {
+  it('is 200 when every message was sent or expired', () => {
+    expect(decideOutcome([sent(0), expired(1)]).statusCode).toBe(200);
+    expect(decideOutcome([expired(0)]).statusCode).toBe(200);
+  });
+
+  it('is 207 when some were sent and some failed', () => {
+    expect(decideOutcome([sent(0), failed(1, 'MessageRejected')]).statusCode).toBe(207);
+    expect(decideOutcome([sent(0), failed(1, 'Throttled')]).statusCode).toBe(207);
+  });
+
+  it('is 429 with Retry-After when nothing was sent and every failure is throttling', () => {
+    const outcome = decideOutcome([failed(0, 'Throttled'), expired(1), failed(2, 'Throttled')]);
+    expect(outcome).toEqual({ statusCode: 429, headers: { 'Retry-After': '1' } });
+    expect(decideOutcome([failed(0, 'Throttled'), failed(1, 'QuotaExceeded')]).headers['Retry-After']).toBe('60');
+  });
+
+  it('is 502 when nothing was sent and any failure is not throttling', () => {
+    expect(decideOutcome([failed(0, 'Throttled'), failed(1, 'MessageRejected')]).statusCode).toBe(502);
+    expect(decideOutcome([failed(0, 'DeadlineExceeded')]).statusCode).toBe(502);
+    expect(decideOutcome([failed(0, 'SesUnavailable')]).headers).toEqual({});
+  });
+});

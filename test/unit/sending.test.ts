@@ -1,0 +1,154 @@
+import { describe, expect, it } from '@jest/globals';
+import { sendMessages } from '../../functions/send/sending';
+import type { ValidMessage } from '../../functions/send/validation';
+import type { Mailer, OutgoingEmail } from '../../functions/shared/mail/ports';
+import { SendFailure } from '../../functions/shared/mail/ports';
+import { parseEmailAddress } from '../../functions/shared/email-address';
+
+const message = (index: number, extra: Partial<ValidMessage> = {}): ValidMessage => ({
+  index,
+  from: parseEmailAddress('noreply@example.com')!,
+  to: [`user${index}@example.org`],
+  cc: [],
+  bcc: [],
+  subject: `Message ${index}`,
+  text: 'Body',
+  ...extra,
+});
+
+/** A clock that only moves when the code under test sleeps, so backoff is deterministic. */
+function virtualClock(start = 1_000_000) {
+  let now = start;
+  return { now: () => now, sleep: async (ms: number) => void (now += ms), advance: (ms: number) => void (now += ms) };
+}
+
+function scriptedMailer(script: (email: OutgoingEmail, attempt: number) => Promise<string>): Mailer & { calls: OutgoingEmail[] } {
+  const calls: OutgoingEmail[] = [];
+  const attempts = new Map<string, number>();
+  return {
+    calls,
+    async send(email) {
+      calls.push(email);
+      const attempt = (attempts.get(email.subject) ?? 0) + 1;
+      attempts.set(email.subject, attempt);
+      return { messageId: await script(email, attempt) };
+    },
+  };
+}
+
+const base = { organizationId: 'org', concurrency: 4, maxAttempts: 5 };
+
+describe('sendMessages', () => {
+  it('returns results in request order even when later messages finish first', async () => {
+    const mailer = scriptedMailer(async (email) => {
+      const index = Number(email.subject.split(' ')[1]);
+      await new Promise((resolve) => setTimeout(resolve, (10 - index) * 3));
+      return `id-${index}`;
+    });
+    const results = await sendMessages(Array.from({ length: 10 }, (_, i) => message(i)), { ...base, mailer, deadline: Date.now() + 5_000, now: Date.now });
+    expect(results).toEqual(Array.from({ length: 10 }, (_, i) => ({ Index: i, Status: 'Sent', MessageId: `id-${i}` })));
+  });
+
+  it('never has more than the configured number of sends in flight', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const mailer = scriptedMailer(async () => {
+      peak = Math.max(peak, ++inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      inFlight--;
+      return 'id';
+    });
+    await sendMessages(Array.from({ length: 20 }, (_, i) => message(i)), { ...base, concurrency: 3, mailer, deadline: Date.now() + 5_000, now: Date.now });
+    expect(peak).toBe(3);
+  });
+
+  it('retries throttling with backoff and reports the message sent', async () => {
+    const clock = virtualClock();
+    const mailer = scriptedMailer(async (_email, attempt) => {
+      if (attempt < 3) throw new SendFailure('Throttled');
+      return 'id-after-retries';
+    });
+    const results = await sendMessages([message(0)], { ...base, mailer, deadline: clock.now() + 10_000, now: clock.now, sleep: clock.sleep });
+    expect(results).toEqual([{ Index: 0, Status: 'Sent', MessageId: 'id-after-retries' }]);
+    expect(mailer.calls).toHaveLength(3);
+  });
+
+  it('gives up after the attempt limit and reports Throttled, retryable', async () => {
+    const clock = virtualClock();
+    const mailer = scriptedMailer(async () => {
+      throw new SendFailure('Throttled');
+    });
+    const results = await sendMessages([message(0)], { ...base, mailer, deadline: clock.now() + 60_000, now: clock.now, sleep: clock.sleep });
+    expect(results[0]).toMatchObject({ Status: 'Failed', Error: { Code: 'Throttled', Retryable: true } });
+    expect(mailer.calls).toHaveLength(5);
+  });
+
+  it('stops retrying when the backoff would pass the deadline', async () => {
+    const clock = virtualClock();
+    const mailer = scriptedMailer(async () => {
+      clock.advance(400);
+      throw new SendFailure('Throttled');
+    });
+    const results = await sendMessages([message(0)], { ...base, mailer, deadline: clock.now() + 500, now: clock.now, sleep: clock.sleep });
+    expect(results[0]).toMatchObject({ Status: 'Failed', Error: { Code: 'Throttled', Retryable: true } });
+    expect(mailer.calls.length).toBeLessThanOrEqual(2);
+  });
+
+  it('does not retry permanent failures or unknown outcomes', async () => {
+    for (const code of ['MessageRejected', 'OutcomeUnknown', 'QuotaExceeded', 'AccountSuspended'] as const) {
+      const mailer = scriptedMailer(async () => {
+        throw new SendFailure(code);
+      });
+      const [result] = await sendMessages([message(0)], { ...base, mailer, deadline: Date.now() + 5_000, now: Date.now });
+      expect(result).toMatchObject({ Status: 'Failed', Error: { Code: code } });
+      expect(mailer.calls).toHaveLength(1);
+    }
+  });
+
+  it('reports messages it had no time to attempt as DeadlineExceeded, retryable, without sending them', async () => {
+    const clock = virtualClock();
+    const mailer = scriptedMailer(async () => {
+      clock.advance(600);
+      return 'id';
+    });
+    const results = await sendMessages([message(0), message(1), message(2)], { ...base, concurrency: 1, mailer, deadline: clock.now() + 1_000, now: clock.now });
+    expect(results.map((r) => r.Status)).toEqual(['Sent', 'Sent', 'Failed']);
+    expect(results[2]).toMatchObject({ Error: { Code: 'DeadlineExceeded', Retryable: true } });
+    expect(mailer.calls).toHaveLength(2);
+  });
+
+  it('checks expiry when the message turn comes, not when the request arrived', async () => {
+    const clock = virtualClock(Date.UTC(2030, 0, 1));
+    const mailer = scriptedMailer(async () => {
+      clock.advance(2_000);
+      return 'id';
+    });
+    const expiresAt = clock.now() + 1_000;
+    const results = await sendMessages([message(0), message(1, { expiresAt })], { ...base, concurrency: 1, mailer, deadline: clock.now() + 10_000, now: clock.now });
+    expect(results.map((r) => r.Status)).toEqual(['Sent', 'Expired']);
+    expect(mailer.calls).toHaveLength(1);
+  });
+
+  it('passes the message through with addresses as validated', async () => {
+    const mailer = scriptedMailer(async () => 'id');
+    await sendMessages([message(0, { displayName: 'Acme', cc: ['c@example.org'], html: '<p>x</p>' })], { ...base, mailer, deadline: Date.now() + 1_000, now: Date.now });
+    expect(mailer.calls[0]).toEqual({
+      organizationId: 'org',
+      from: 'noreply@example.com',
+      displayName: 'Acme',
+      to: ['user0@example.org'],
+      cc: ['c@example.org'],
+      bcc: [],
+      subject: 'Message 0',
+      text: 'Body',
+      html: '<p>x</p>',
+    });
+  });
+
+  it('reports each result as soon as it is known', async () => {
+    const seen: number[] = [];
+    const mailer = scriptedMailer(async () => 'id');
+    await sendMessages([message(0), message(1)], { ...base, mailer, deadline: Date.now() + 1_000, now: Date.now, onResult: (r) => void seen.push(r.Index) });
+    expect(seen.sort()).toEqual([0, 1]);
+  });
+});
