@@ -19,7 +19,9 @@ import { formatFromAddress, toSendEmailInput } from '../../functions/shared/mail
 import { SesMailer } from '../../functions/shared/mail/ses-mailer';
 
 const ses = mockClient(SESv2Client);
-afterEach(() => ses.reset());
+afterEach(() => {
+  ses.reset();
+});
 
 const email = {
   organizationId: '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10',

@@ -11,11 +11,11 @@ import {
   TooManyRequestsException,
 } from '@aws-sdk/client-sesv2';
 import type { SESv2Client } from '@aws-sdk/client-sesv2';
+import { networkFailure } from '../network-errors';
 import type { FailureCode, Mailer, OutgoingEmail, SendReceipt } from './ports';
 import { SendFailure } from './ports';
 import { toSendEmailInput } from './ses-message';
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
 
 /**
  * Classifies an error from SendEmail. A connection that was never made is safe to retry; an
@@ -35,13 +35,9 @@ export function classifySesError(error: unknown): FailureCode {
     if (error.name === 'ThrottlingException') return 'Throttled';
     return error.$fault === 'server' ? 'SesUnavailable' : 'SendFailed';
   }
-  if (error instanceof Error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH') return 'SesUnavailable';
-    if ((code !== undefined && NETWORK_CODES.has(code)) || error.name === 'TimeoutError' || error.name === 'AbortError') {
-      return 'OutcomeUnknown';
-    }
-  }
+  const network = networkFailure(error);
+  if (network === 'not-connected') return 'SesUnavailable';
+  if (network === 'answer-lost') return 'OutcomeUnknown';
   return 'SendFailed';
 }
 

@@ -1,0 +1,138 @@
+/**
+ * Faults the emulators cannot produce, injected at the SDK client (aws-sdk-client-mock) or by
+ * stopping DynamoDB: SES throttling, rejection, outage; storage failure. The rest of the path is
+ * the real handler and the real DynamoDB adapter.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { MessageRejected, SendEmailCommand, SESv2Client, TooManyRequestsException } from '@aws-sdk/client-sesv2';
+import { mockClient } from 'aws-sdk-client-mock';
+import { SesMailer } from '../../functions/shared/mail/ses-mailer';
+import { DynamoDbAccessStore } from '../../functions/shared/store/dynamodb-access-store';
+import type { Harness, Tenant } from '../support/harness';
+import { authorised, message, sendBody, startHarness } from '../support/harness';
+
+let h: Harness;
+let tenant: Tenant;
+const sesMock = mockClient(SESv2Client);
+
+beforeAll(async () => {
+  h = await startHarness();
+  tenant = await h.tenant();
+});
+afterAll(async () => h.stop());
+afterEach(() => {
+  sesMock.reset();
+});
+
+const meta = { $metadata: {} };
+const throttled = () => new TooManyRequestsException({ message: 'Maximum sending rate exceeded.', ...meta });
+const rejected = () => new MessageRejected({ message: 'Email address is not verified.', ...meta });
+const mockedMailer = () => ({ mailer: new SesMailer(new SESv2Client({ region: 'us-east-1' })) });
+
+describe('SES faults', () => {
+  it('answers 207 when some messages are sent and others rejected', async () => {
+    sesMock
+      .on(SendEmailCommand)
+      .resolvesOnce({ MessageId: 'ok-0' })
+      .rejectsOnce(rejected())
+      .resolvesOnce({ MessageId: 'ok-2' });
+    const overrides = { ...mockedMailer(), config: { ...h.config, sendConcurrency: 1 } };
+    const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant, [message(), message(), message()]) }, overrides);
+    expect(result.statusCode).toBe(207);
+    expect(result.body.Messages).toEqual([
+      { Index: 0, Status: 'Sent', MessageId: 'ok-0' },
+      { Index: 1, Status: 'Failed', Error: { Code: 'MessageRejected', Message: expect.any(String), Retryable: false } },
+      { Index: 2, Status: 'Sent', MessageId: 'ok-2' },
+    ]);
+    expect(result.rawBody).not.toContain('not verified');
+  });
+
+  it('retries throttling inside the request and succeeds', async () => {
+    sesMock.on(SendEmailCommand).rejectsOnce(throttled()).rejectsOnce(throttled()).resolves({ MessageId: 'after-throttle' });
+    const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, mockedMailer());
+    expect(result.statusCode).toBe(200);
+    expect(result.body.Messages[0]).toEqual({ Index: 0, Status: 'Sent', MessageId: 'after-throttle' });
+    expect(sesMock.commandCalls(SendEmailCommand)).toHaveLength(3);
+  });
+
+  it('answers 429 with Retry-After when throttling outlasts the retries and nothing was sent', async () => {
+    sesMock.on(SendEmailCommand).rejects(throttled());
+    const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant, [message(), message()]) }, mockedMailer());
+    expect(result.statusCode).toBe(429);
+    expect(Number(result.headers['Retry-After'])).toBeGreaterThan(0);
+    expect(result.body.Messages.every((m: any) => m.Status === 'Failed' && m.Error.Code === 'Throttled' && m.Error.Retryable)).toBe(true);
+  });
+
+  it('answers 502 when nothing was sent and a failure is not throttling', async () => {
+    sesMock.on(SendEmailCommand).rejectsOnce(throttled()).rejects(rejected());
+    const overrides = { ...mockedMailer(), config: { ...h.config, sendConcurrency: 1 } };
+    const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant, [message({ Subject: 'a' })]) }, overrides);
+    expect(result.statusCode).toBe(502);
+    expect(result.body.Messages[0].Error.Code).toBe('MessageRejected');
+  });
+
+  it('reports messages it ran out of time for as retryable, never drops them', async () => {
+    sesMock.on(SendEmailCommand).callsFake(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return { MessageId: 'slow' };
+    });
+    const overrides = { ...mockedMailer(), config: { ...h.config, sendConcurrency: 1 } };
+    // 1.5 s of margin is kept back, so 2 s of Lambda time leaves 500 ms for sending.
+    const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant, Array.from({ length: 5 }, () => message())) }, overrides, 2_000);
+    expect(result.body.Messages).toHaveLength(5);
+    const statuses = result.body.Messages.map((m: any) => m.Status);
+    expect(statuses.filter((s: string) => s === 'Sent').length).toBeGreaterThanOrEqual(1);
+    expect(statuses).toContain('Failed');
+    for (const failure of result.body.Messages.filter((m: any) => m.Status === 'Failed')) {
+      expect(failure.Error.Retryable || failure.Error.Code === 'OutcomeUnknown').toBe(true);
+    }
+    expect(result.statusCode).toBe(207);
+  });
+});
+
+describe('storage faults', () => {
+  it('answers 503 with Retry-After when DynamoDB fails, and sends nothing', async () => {
+    const ddbMock = mockClient(DynamoDBDocumentClient);
+    ddbMock.on(BatchGetCommand).rejects(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    try {
+      const access = new DynamoDbAccessStore(DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' })), h.config.tableName);
+      await h.clearEmails();
+      const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, { access });
+      expect(result.statusCode).toBe(503);
+      expect(result.headers['Retry-After']).toBe('5');
+      expect(result.headers['Content-Type']).toBe('application/problem+json');
+      expect(await h.sentEmails()).toHaveLength(0);
+    } finally {
+      ddbMock.restore();
+    }
+  });
+
+  it('answers 503, not 401 or 403, when DynamoDB keeps keys unprocessed', async () => {
+    const ddbMock = mockClient(DynamoDBDocumentClient);
+    ddbMock.on(BatchGetCommand).callsFake(async (input: any) => ({ Responses: {}, UnprocessedKeys: input.RequestItems }));
+    try {
+      const access = new DynamoDbAccessStore(DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' })), h.config.tableName);
+      const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, { access });
+      expect(result.statusCode).toBe(503);
+    } finally {
+      ddbMock.restore();
+    }
+  });
+
+  it('answers 500 with a request id and nothing of the fault for an unexpected error', async () => {
+    const access = { lookup: async () => Promise.reject(new TypeError('secret internal detail at /var/task/index.js:1:2')) };
+    const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, { access });
+    expect(result.statusCode).toBe(500);
+    expect(result.headers['Content-Type']).toBe('application/problem+json');
+    expect(result.body).toEqual({
+      type: expect.stringContaining('/problems/internal'),
+      title: 'Internal error',
+      status: 500,
+      detail: expect.any(String),
+      requestId: expect.any(String),
+    });
+    expect(result.rawBody).not.toContain('secret internal detail');
+  });
+});

@@ -1,0 +1,47 @@
+/**
+ * Real outages, no mocks: the endpoints point at a closed port, as when DynamoDB or SES is down.
+ */
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { SESv2Client } from '@aws-sdk/client-sesv2';
+import { createDynamoDbClient } from '../../functions/shared/clients';
+import { SesMailer } from '../../functions/shared/mail/ses-mailer';
+import { DynamoDbAccessStore } from '../../functions/shared/store/dynamodb-access-store';
+import type { Harness, Tenant } from '../support/harness';
+import { authorised, sendBody, startHarness } from '../support/harness';
+
+let h: Harness;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  h = await startHarness();
+  tenant = await h.tenant();
+});
+afterAll(async () => h.stop());
+
+  it('answers 502 with SesUnavailable when SES cannot be reached', async () => {
+    const unreachable = { mailer: new SesMailer(new SESv2Client({ region: 'us-east-1', endpoint: 'http://127.0.0.1:9', maxAttempts: 1 })) };
+    const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, unreachable);
+    expect(result.statusCode).toBe(502);
+    expect(result.body.Messages[0].Error).toMatchObject({ Code: 'SesUnavailable', Retryable: true });
+  });
+
+  it('answers 503 when the DynamoDB endpoint is down (real connection refused)', async () => {
+    const access = new DynamoDbAccessStore(createDynamoDbClient({ region: 'us-east-1', dynamodbEndpoint: 'http://127.0.0.1:9' }), h.config.tableName);
+    const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, { access });
+    expect(result.statusCode).toBe(503);
+    expect(result.body.requestId).toEqual(expect.any(String));
+  });
+
+it('answers 503 once the running DynamoDB stops, and sends nothing', async () => {
+  const other = await startHarness();
+  try {
+    const victim = await other.tenant();
+    await other.dynamoDb.close();
+    await other.clearEmails();
+    const result = await other.invoke({ headers: authorised(victim), body: sendBody(victim) });
+    expect(result.statusCode).toBe(503);
+    expect(await other.sentEmails()).toHaveLength(0);
+  } finally {
+    await other.stop();
+  }
+});
