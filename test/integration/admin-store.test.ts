@@ -1,0 +1,118 @@
+/**
+ * The operator's repository against dynalite: records, the one-key rule, rotation and revocation.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { hashApiKey, isWellFormedApiKey } from '../../functions/shared/api-keys';
+import { createDynamoDbClient } from '../../functions/shared/clients';
+import { DynamoDbAccessStore } from '../../functions/shared/store/dynamodb-access-store';
+import { InvalidArgumentError, RecordConflictError, RecordNotFoundError } from '../../functions/shared/store/dynamodb-admin-store';
+import { itemKey } from '../../functions/shared/store/table';
+import type { Harness } from '../support/harness';
+import { startHarness } from '../support/harness';
+
+let h: Harness;
+let access: DynamoDbAccessStore;
+
+beforeAll(async () => {
+  h = await startHarness();
+  access = new DynamoDbAccessStore(createDynamoDbClient(h.config), h.config.tableName);
+});
+afterAll(async () => h.stop());
+
+const newUser = async () => h.admin.createUser({ email: `u${Math.random().toString(36).slice(2)}@example.net` });
+
+describe('DynamoDbAdminStore', () => {
+  it('creates an Organization with a given id, and refuses a duplicate', async () => {
+    const id = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    await expect(h.admin.createOrganization({ name: 'Acme', id: id.toUpperCase() })).resolves.toMatchObject({ id });
+    await expect(h.admin.createOrganization({ name: 'Again', id })).rejects.toBeInstanceOf(RecordConflictError);
+  });
+
+  it('refuses a malformed Organization id and an empty name', async () => {
+    await expect(h.admin.createOrganization({ name: 'x', id: 'nope' })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(h.admin.createOrganization({ name: '  ' })).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it('creates users with unique e-mail addresses', async () => {
+    const user = await h.admin.createUser({ email: 'Unique@Example.NET' });
+    expect(user.email).toBe('Unique@example.net');
+    await expect(h.admin.createUser({ email: 'unique@example.net' })).rejects.toBeInstanceOf(RecordConflictError);
+    await expect(h.admin.createUser({ email: 'not an address' })).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it('adds and removes members and senders, and reports what is missing', async () => {
+    const org = await h.admin.createOrganization({ name: 'Acme' });
+    const user = await newUser();
+    await h.admin.addMember(org.id, user.id);
+    await h.admin.addSender(org.id, { domain: 'Bücher.DE' });
+    await h.admin.addSender(org.id, { address: 'Billing@Acme.test' });
+    expect(await h.admin.getOrganization(org.id)).toMatchObject({ members: [user.id], senders: ['billing@acme.test', 'xn--bcher-kva.de'] });
+    await h.admin.removeMember(org.id, user.id);
+    await h.admin.removeSender(org.id, { domain: 'bücher.de' });
+    expect(await h.admin.getOrganization(org.id)).toMatchObject({ members: [], senders: ['billing@acme.test'] });
+    await expect(h.admin.removeMember(org.id, user.id)).rejects.toBeInstanceOf(RecordNotFoundError);
+    await expect(h.admin.addMember(org.id, '7c9e6679-7425-40de-944b-e07fc1f90ae7')).rejects.toThrow(/no user/);
+    await expect(h.admin.addMember('7c9e6679-7425-40de-944b-e07fc1f90ae7', user.id)).rejects.toThrow(/no Organization/);
+    await expect(h.admin.addSender(org.id, { domain: 'not a domain' })).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it('stores only the hash of a generated key, and finds the user by it', async () => {
+    const user = await newUser();
+    const issued = await h.admin.generateKey(user.id);
+    expect(isWellFormedApiKey(issued.key)).toBe(true);
+    const stored = await createDynamoDbClient(h.config).send(new GetCommand({ TableName: h.config.tableName, Key: itemKey.user(user.id) }));
+    expect(JSON.stringify(stored.Item)).not.toContain(issued.key);
+    expect(stored.Item?.keyHash).toBe(hashApiKey(issued.key));
+    expect(await access.lookup(hashApiKey(issued.key), undefined)).toEqual({ key: { userId: user.id } });
+  });
+
+  it('refuses a second key: rotation is explicit', async () => {
+    const user = await newUser();
+    await h.admin.generateKey(user.id);
+    await expect(h.admin.generateKey(user.id)).rejects.toBeInstanceOf(RecordConflictError);
+  });
+
+  it('keeps one key per user when two generates race', async () => {
+    const user = await newUser();
+    const outcomes = await Promise.allSettled([h.admin.generateKey(user.id), h.admin.generateKey(user.id), h.admin.generateKey(user.id)]);
+    const issued = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value.key] : []));
+    expect(issued).toHaveLength(1);
+    const working = await Promise.all(outcomes.map(async (o) => (o.status === 'fulfilled' ? (await access.lookup(hashApiKey(o.value.key), undefined)).key : undefined)));
+    expect(working.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('rotates: the old key stops working, the new one works, the mask changes', async () => {
+    const user = await newUser();
+    const first = await h.admin.generateKey(user.id);
+    const second = await h.admin.rotateKey(user.id);
+    expect(second.key).not.toBe(first.key);
+    expect((await access.lookup(hashApiKey(first.key), undefined)).key).toBeUndefined();
+    expect((await access.lookup(hashApiKey(second.key), undefined)).key).toEqual({ userId: user.id });
+    expect((await h.admin.showKey(user.id)).masked).toBe(`tme_…${second.key.slice(-4)}`);
+  });
+
+  it('revokes: the key stops working and there is nothing left to show or rotate', async () => {
+    const user = await newUser();
+    const issued = await h.admin.generateKey(user.id);
+    await h.admin.revokeKey(user.id);
+    expect((await access.lookup(hashApiKey(issued.key), undefined)).key).toBeUndefined();
+    await expect(h.admin.showKey(user.id)).rejects.toBeInstanceOf(RecordNotFoundError);
+    await expect(h.admin.rotateKey(user.id)).rejects.toBeInstanceOf(RecordNotFoundError);
+    await expect(h.admin.revokeKey(user.id)).rejects.toBeInstanceOf(RecordNotFoundError);
+    await expect(h.admin.generateKey(user.id)).resolves.toMatchObject({ userId: user.id });
+  });
+
+  it('shows a masked key and its creation time, never the key', async () => {
+    const user = await newUser();
+    const issued = await h.admin.generateKey(user.id);
+    const shown = await h.admin.showKey(user.id);
+    expect(shown).toEqual({ userId: user.id, masked: `tme_…${issued.key.slice(-4)}`, createdAt: issued.createdAt });
+    expect(JSON.stringify(shown)).not.toContain(issued.key.slice(4, -4));
+  });
+
+  it('reports an unknown user for key commands', async () => {
+    await expect(h.admin.generateKey('7c9e6679-7425-40de-944b-e07fc1f90ae7')).rejects.toBeInstanceOf(RecordNotFoundError);
+    await expect(h.admin.showKey('bad-id')).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+});

@@ -1,0 +1,54 @@
+/**
+ * What the service writes to its logs: one summary line per request, and never the API key,
+ * the Authorization header, addresses or bodies.
+ */
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { Harness, Tenant } from '../support/harness';
+import { authorised, message, sendBody, startHarness } from '../support/harness';
+
+let h: Harness;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  h = await startHarness();
+  tenant = await h.tenant();
+});
+afterAll(async () => h.stop());
+
+async function captureLogs(run: (logger: Logger) => Promise<void>): Promise<string[]> {
+  const lines: string[] = [];
+  const capture = (chunk: unknown) => {
+    lines.push(...String(chunk).split('\n').filter(Boolean));
+    return true;
+  };
+  const out = jest.spyOn(process.stdout, 'write').mockImplementation(capture as never);
+  const err = jest.spyOn(process.stderr, 'write').mockImplementation(capture as never);
+  try {
+    await run(new Logger({ serviceName: 'email-send-api', logLevel: 'DEBUG' }));
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+  return lines;
+}
+
+describe('logging', () => {
+  it('logs one JSON summary per request, without the key, header, addresses or content', async () => {
+    const secretSubject = 'Subject-7c1e';
+    const lines = await captureLogs(async (logger) => {
+      await h.invoke({ headers: authorised(tenant), body: sendBody(tenant, [message({ Subject: secretSubject, TextContent: 'Body-9f2a' })]) }, { logger });
+      await h.invoke({ headers: authorised(tenant), body: { OrganizationId: tenant.organizationId, Messages: [message({ To: ['bad'] })] } }, { logger });
+      await h.invoke({ headers: authorised(tenant, { authorization: `Bearer ${tenant.apiKey}x` }), body: sendBody(tenant) }, { logger });
+      await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, { logger, access: { lookup: () => Promise.reject(new Error(`boom with ${tenant.apiKey.slice(0, 0)}`)) } });
+    });
+    const text = lines.join('\n');
+    expect(lines.length).toBeGreaterThan(0);
+    const summaries = lines.map((line) => JSON.parse(line)).filter((entry) => entry.message === 'send request finished');
+    expect(summaries).toHaveLength(1);
+    expect(summaries[0]).toMatchObject({ organizationId: tenant.organizationId, userId: tenant.userId, messages: 1, sent: 1, statusCode: 200 });
+    for (const forbidden of [tenant.apiKey, tenant.apiKey.slice(4, 20), 'Bearer', 'alice@example.org', 'noreply@example.com', secretSubject, 'Body-9f2a']) {
+      expect(text).not.toContain(forbidden);
+    }
+  });
+});

@@ -1,0 +1,91 @@
+/**
+ * Properties over arbitrary request bodies, through the real handler and emulators: the handler
+ * never throws, never answers 5xx to bad input, every 4xx is a problem document, and a 4xx never
+ * comes with a send.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import type { Harness, Tenant } from '../support/harness';
+import { authorised, message, startHarness } from '../support/harness';
+
+let h: Harness;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  h = await startHarness();
+  tenant = await h.tenant();
+});
+afterAll(async () => h.stop());
+
+const FIELDS = ['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime'];
+const nastyString = fc.oneof(
+  fc.string(),
+  fc.string({ unit: 'binary' }),
+  fc.constantFrom('', ' ', '\r\n', 'a@b', 'noreply@example.com', 'x@evil.test', '2026-02-30 10:00:00', '2099-01-01 00:00:00', '__proto__', 'null'),
+  fc.emailAddress(),
+);
+const anyValue = fc.oneof(nastyString, fc.integer(), fc.boolean(), fc.constant(null), fc.array(nastyString, { maxLength: 4 }), fc.object({ maxDepth: 1 }));
+
+/** Starts from a valid message and mutates a few fields: the near-misses that matter most. */
+const mutatedMessage = fc
+  .record({
+    drop: fc.subarray(FIELDS, { maxLength: 3 }),
+    set: fc.dictionary(fc.oneof(fc.constantFrom(...FIELDS), fc.string({ maxLength: 8 })), anyValue, { maxKeys: 3 }),
+  })
+  .map(({ drop, set }) => {
+    const base = message({ DisplayName: 'Acme' });
+    for (const field of drop) delete base[field];
+    return Object.assign(base, set);
+  });
+
+const mutatedBody = fc.oneof(
+  fc.record(
+    {
+      OrganizationId: fc.oneof(fc.constant(null), fc.uuid(), nastyString),
+      organizationId: fc.oneof(fc.uuid(), nastyString),
+      Messages: fc.oneof(fc.array(mutatedMessage, { minLength: 0, maxLength: 4 }), anyValue),
+      Extra: anyValue,
+    },
+    { requiredKeys: [] },
+  ),
+  fc.array(mutatedMessage, { maxLength: 4 }).map((Messages) => ({ OrganizationId: tenant.organizationId, Messages })),
+  fc.jsonValue(),
+);
+
+describe('the send handler, for arbitrary bodies', () => {
+  it('never throws or answers 5xx, answers 4xx with a problem document, and sends nothing on a 4xx', async () => {
+    let fourHundreds = 0;
+    let successes = 0;
+    await fc.assert(
+      fc.asyncProperty(mutatedBody, async (body) => {
+        await h.clearEmails();
+        const result = await h.invoke({ headers: authorised(tenant), body });
+        expect(result.statusCode).toBeLessThan(500);
+        const sent = await h.sentEmails();
+        if (result.statusCode >= 400) {
+          fourHundreds++;
+          expect(result.headers['Content-Type']).toBe('application/problem+json');
+          expect(result.body.status).toBe(result.statusCode);
+          expect(sent).toHaveLength(0);
+        } else {
+          successes++;
+          expect(sent.length).toBe(result.body.Messages.filter((m: { Status: string }) => m.Status === 'Sent').length);
+        }
+      }),
+      { numRuns: 150 },
+    );
+    // The generator must exercise both sides, or the property proves little.
+    expect(fourHundreds).toBeGreaterThan(20);
+    expect(successes).toBeGreaterThan(0);
+  });
+
+  it('answers 400 or 415 for arbitrary raw bodies and content types, never 5xx', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 200 }), fc.constantFrom('application/json', 'text/plain', 'application/json; charset=latin1', ''), async (raw, type) => {
+        const result = await h.invoke({ headers: authorised(tenant, { 'content-type': type }), body: raw });
+        expect([400, 415]).toContain(result.statusCode);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
