@@ -11,7 +11,7 @@ import { itemKey } from '../../functions/shared/store/table';
 import type { Harness } from '../support/harness';
 import { startHarness } from '../support/harness';
 
-let h: Harness;
+let h!: Harness;
 let access: DynamoDbAccessStore;
 
 beforeAll(async () => {

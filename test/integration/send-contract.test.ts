@@ -2,20 +2,22 @@
  * CONTRACT sections 1-5 and 7, row by row, through the real handler, dynalite and the SES
  * emulator. Each test checks what reached the emulator, not only the response.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { beforeEach, describe, expect, it } from '@jest/globals';
 import libmime from 'libmime';
 import { generateApiKey } from '../../functions/shared/api-keys';
 import type { Harness, Tenant } from '../support/harness';
-import { authorised, message, sendBody, startHarness } from '../support/harness';
+import { authorised, message, sendBody, useHarness } from '../support/harness';
 
-let h: Harness;
-let tenant: Tenant;
+let h!: Harness;
+let tenant!: Tenant;
 
-beforeAll(async () => {
-  h = await startHarness();
-  tenant = await h.tenant(['example.com', 'billing@acme.test']);
-});
-afterAll(async () => h.stop());
+useHarness(
+  (harness, first) => {
+    h = harness;
+    tenant = first;
+  },
+  { senders: ['example.com', 'billing@acme.test'] },
+);
 beforeEach(async () => h.clearEmails());
 
 const send = (body: unknown, headers: Record<string, string> = authorised(tenant)) => h.invoke({ headers, body });

@@ -3,7 +3,7 @@
  * stopping DynamoDB: SES throttling, rejection, outage; storage failure. The rest of the path is
  * the real handler and the real DynamoDB adapter.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { MessageRejected, SendEmailCommand, SESv2Client, TooManyRequestsException } from '@aws-sdk/client-sesv2';
@@ -11,17 +11,16 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { SesMailer } from '../../functions/shared/mail/ses-mailer';
 import { DynamoDbAccessStore } from '../../functions/shared/store/dynamodb-access-store';
 import type { Harness, Tenant } from '../support/harness';
-import { authorised, message, sendBody, startHarness } from '../support/harness';
+import { authorised, message, sendBody, useHarness } from '../support/harness';
 
-let h: Harness;
-let tenant: Tenant;
+let h!: Harness;
+let tenant!: Tenant;
 const sesMock = mockClient(SESv2Client);
 
-beforeAll(async () => {
-  h = await startHarness();
-  tenant = await h.tenant();
+useHarness((harness, first) => {
+  h = harness;
+  tenant = first;
 });
-afterAll(async () => h.stop());
 afterEach(() => {
   sesMock.reset();
 });

@@ -2,19 +2,18 @@
  * What the service writes to its logs: one summary line per request, and never the API key,
  * the Authorization header, addresses or bodies.
  */
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Harness, Tenant } from '../support/harness';
-import { authorised, message, sendBody, startHarness } from '../support/harness';
+import { authorised, message, sendBody, useHarness } from '../support/harness';
 
-let h: Harness;
-let tenant: Tenant;
+let h!: Harness;
+let tenant!: Tenant;
 
-beforeAll(async () => {
-  h = await startHarness();
-  tenant = await h.tenant();
+useHarness((harness, first) => {
+  h = harness;
+  tenant = first;
 });
-afterAll(async () => h.stop());
 
 async function captureLogs(run: (logger: Logger) => Promise<void>): Promise<string[]> {
   const lines: string[] = [];

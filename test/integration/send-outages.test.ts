@@ -1,22 +1,21 @@
 /**
  * Real outages, no mocks: the endpoints point at a closed port, as when DynamoDB or SES is down.
  */
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { expect, it } from '@jest/globals';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { createDynamoDbClient } from '../../functions/shared/clients';
 import { SesMailer } from '../../functions/shared/mail/ses-mailer';
 import { DynamoDbAccessStore } from '../../functions/shared/store/dynamodb-access-store';
 import type { Harness, Tenant } from '../support/harness';
-import { authorised, sendBody, startHarness } from '../support/harness';
+import { authorised, sendBody, startHarness, useHarness } from '../support/harness';
 
-let h: Harness;
-let tenant: Tenant;
+let h!: Harness;
+let tenant!: Tenant;
 
-beforeAll(async () => {
-  h = await startHarness();
-  tenant = await h.tenant();
+useHarness((harness, first) => {
+  h = harness;
+  tenant = first;
 });
-afterAll(async () => h.stop());
 
   it('answers 502 with SesUnavailable when SES cannot be reached', async () => {
     const unreachable = { mailer: new SesMailer(new SESv2Client({ region: 'us-east-1', endpoint: 'http://127.0.0.1:9', maxAttempts: 1 })) };

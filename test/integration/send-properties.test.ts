@@ -3,19 +3,18 @@
  * never throws, never answers 5xx to bad input, every 4xx is a problem document, and a 4xx never
  * comes with a send.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { Harness, Tenant } from '../support/harness';
-import { authorised, message, startHarness } from '../support/harness';
+import { authorised, message, useHarness } from '../support/harness';
 
-let h: Harness;
-let tenant: Tenant;
+let h!: Harness;
+let tenant!: Tenant;
 
-beforeAll(async () => {
-  h = await startHarness();
-  tenant = await h.tenant();
+useHarness((harness, first) => {
+  h = harness;
+  tenant = first;
 });
-afterAll(async () => h.stop());
 
 const FIELDS = ['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime'];
 const nastyString = fc.oneof(

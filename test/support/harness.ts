@@ -3,6 +3,7 @@
  * the real adapters. Tests swap in a fake only where a fault must be injected.
  */
 import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll } from '@jest/globals';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
@@ -138,4 +139,20 @@ export function message(overrides: Record<string, unknown> = {}): Record<string,
 
 export function sendBody(tenant: Tenant, messages: unknown[] = [message()]): Record<string, unknown> {
   return { OrganizationId: tenant.organizationId, Messages: messages };
+}
+
+/**
+ * Starts one harness and one tenant for the test file, stopped after it: `useHarness((h, t) => {
+ * harness = h; tenant = t; })`.
+ */
+export function useHarness(
+  receive: (harness: Harness, tenant: Tenant) => void,
+  options: { env?: Record<string, string>; senders?: readonly string[] } = {},
+): void {
+  let harness: Harness | undefined;
+  beforeAll(async () => {
+    harness = await startHarness(options.env);
+    receive(harness, await harness.tenant(options.senders));
+  });
+  afterAll(async () => harness?.stop());
 }
