@@ -15,6 +15,7 @@ import { problemResponses } from '../shared/middleware/problem-responses';
 import { route } from '../shared/middleware/route';
 import { CachedAccessStore } from '../shared/store/cached-access-store';
 import { DynamoDbAccessStore } from '../shared/store/dynamodb-access-store';
+import { DynamoDbIdempotencyStore } from '../shared/store/dynamodb-idempotency-store';
 import type { AccessStore } from '../shared/store/ports';
 import type { SendDependencies } from './send-request';
 import { handleSendRequest } from './send-request';
@@ -22,6 +23,8 @@ import { handleSendRequest } from './send-request';
 export const SEND_PATH = '/v1.2/email/send';
 /** Time kept back from the Lambda deadline to write the response. */
 const DEADLINE_MARGIN_MS = 1_500;
+/** After its end an invocation is certainly gone; a retry may then resume its idempotent request. */
+const LOCK_GRACE_MS = 2_000;
 
 export function createHandler(deps: SendDependencies) {
   const { config, logger, now } = deps;
@@ -32,12 +35,15 @@ export function createHandler(deps: SendDependencies) {
     .use(jsonBody({ maxBytes: config.maxBodyBytes }))
     .handler(async (event, context) => {
       const remaining = typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : undefined;
+      const end = now() + (remaining ?? config.sendDeadlineMs + DEADLINE_MARGIN_MS);
       return handleSendRequest(
         {
           authorization: event.headers?.authorization,
+          idempotencyKey: event.headers?.['idempotency-key'],
           body: event.jsonBody,
           requestId: event.requestContext.requestId,
-          deadline: now() + (remaining ?? config.sendDeadlineMs + DEADLINE_MARGIN_MS) - DEADLINE_MARGIN_MS,
+          deadline: end - DEADLINE_MARGIN_MS,
+          lockUntil: end + LOCK_GRACE_MS,
         },
         deps,
       );
@@ -47,11 +53,13 @@ export function createHandler(deps: SendDependencies) {
 /** The production wiring: configuration, clients and adapters, built once per instance. */
 export function createDependencies(): SendDependencies {
   const config = loadConfig();
-  const store = new DynamoDbAccessStore(createDynamoDbClient(config), config.tableName);
+  const dynamoDb = createDynamoDbClient(config);
+  const store = new DynamoDbAccessStore(dynamoDb, config.tableName);
   const access: AccessStore = config.authCacheSeconds > 0 ? new CachedAccessStore(store, { ttlSeconds: config.authCacheSeconds }) : store;
   return {
     config,
     access,
+    idempotency: new DynamoDbIdempotencyStore(dynamoDb, config.tableName),
     mailer: new SesMailer(createSesClient(config), config.sesConfigurationSet),
     logger: createLogger(),
     now: Date.now,

@@ -7,15 +7,20 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Config } from '../shared/config';
 import type { Mailer } from '../shared/mail/ports';
-import type { AccessStore } from '../shared/store/ports';
+import type { AccessStore, IdempotencyStore, StoredResponse } from '../shared/store/ports';
 import { authenticate, authoriseOrganization, authoriseSenders, readBearerToken } from './authorisation';
+import type { IdempotentSession } from './idempotency';
+import { beginIdempotent, readIdempotencyKey } from './idempotency';
 import { decideOutcome } from './outcome';
+import type { MessageResult } from './sending';
 import { sendMessages } from './sending';
+import type { ValidMessage } from './validation';
 import { peekOrganizationId, validateSendRequest } from './validation';
 
 export interface SendDependencies {
   readonly config: Config;
   readonly access: AccessStore;
+  readonly idempotency: IdempotencyStore;
   readonly mailer: Mailer;
   readonly logger: Logger;
   readonly now: () => number;
@@ -23,28 +28,71 @@ export interface SendDependencies {
 
 export interface SendInput {
   readonly authorization: string | undefined;
+  readonly idempotencyKey: string | undefined;
   readonly body: unknown;
   readonly requestId: string;
   /** Epoch milliseconds by which sending must be over. */
   readonly deadline: number;
+  /** Epoch milliseconds by which this invocation will have ended, one way or another. */
+  readonly lockUntil: number;
+}
+
+function responseHeaders(requestId: string, extra: Readonly<Record<string, string>>): Record<string, string> {
+  return { ...extra, 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Request-Id': requestId };
 }
 
 export async function handleSendRequest(input: SendInput, deps: SendDependencies): Promise<APIGatewayProxyStructuredResultV2> {
   const started = deps.now();
   const apiKey = readBearerToken(input.authorization);
   const caller = await authenticate(apiKey, peekOrganizationId(input.body), deps.access);
+  const idempotencyKey = readIdempotencyKey(input.idempotencyKey);
   const request = validateSendRequest(input.body, deps.config);
   const organization = authoriseOrganization(caller);
   authoriseSenders(request.messages, organization);
 
-  const results = await sendMessages(request.messages, {
-    organizationId: request.organizationId,
-    mailer: deps.mailer,
-    concurrency: deps.config.sendConcurrency,
-    deadline: input.deadline,
-    now: deps.now,
-  });
+  let session: IdempotentSession | undefined;
+  let known: ReadonlyMap<number, MessageResult> = new Map();
+  if (idempotencyKey !== undefined) {
+    const began = await beginIdempotent({
+      store: deps.idempotency,
+      userId: caller.userId,
+      key: idempotencyKey,
+      body: input.body,
+      now: started,
+      lockUntil: input.lockUntil,
+    });
+    if (began.kind === 'replay') {
+      const { statusCode, headers, body } = began.response;
+      return { statusCode, headers: { ...headers, 'X-Request-Id': input.requestId, 'Idempotent-Replayed': 'true' }, body };
+    }
+    ({ session, known } = began);
+  }
+
+  const fresh = await sendMessages(
+    request.messages.filter((message) => !known.has(message.index)),
+    {
+      organizationId: request.organizationId,
+      mailer: deps.mailer,
+      concurrency: deps.config.sendConcurrency,
+      deadline: input.deadline,
+      now: deps.now,
+      ...(session && checkpointHooks(session, deps.logger, input.requestId)),
+    },
+  );
+  const byIndex = new Map([...known, ...fresh.map((result) => [result.Index, result] as const)]);
+  const results = request.messages.map((message) => byIndex.get(message.index) as MessageResult);
   const outcome = decideOutcome(results);
+  const response: StoredResponse = {
+    statusCode: outcome.statusCode,
+    headers: responseHeaders(input.requestId, outcome.headers),
+    body: JSON.stringify({ OrganizationId: request.organizationIdAsSent, Messages: results }),
+  };
+  if (session) {
+    // Failing to store the response costs nothing sent twice: a retry then resumes from checkpoints.
+    await session.complete(response).catch((error: unknown) => {
+      deps.logger.warn('could not store the idempotent response', { requestId: input.requestId, error: error as Error });
+    });
+  }
 
   deps.logger.info('send request finished', {
     requestId: input.requestId,
@@ -58,14 +106,17 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     latencyMs: deps.now() - started,
   });
 
+  return response;
+}
+
+function checkpointHooks(session: IdempotentSession, logger: Logger, requestId: string) {
   return {
-    statusCode: outcome.statusCode,
-    headers: {
-      ...outcome.headers,
-      'Content-Type': 'application/json',
-      'Cache-Control': 'no-store',
-      'X-Request-Id': input.requestId,
-    },
-    body: JSON.stringify({ OrganizationId: request.organizationIdAsSent, Messages: results }),
+    beforeSend: (message: ValidMessage) => session.inFlight(message.index),
+    onResult: (result: MessageResult) =>
+      session.done(result).catch((error: unknown) => {
+        // The message is already sent or settled; a lost DONE checkpoint only makes a resumed
+        // retry report it as OutcomeUnknown instead of its result.
+        logger.warn('could not checkpoint a message result', { requestId, index: result.Index, error: error as Error });
+      }),
   };
 }

@@ -30,6 +30,8 @@ export interface SendOptions {
   readonly backoffBaseMs?: number;
   readonly backoffCapMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
+  /** Called once, just before a message is first handed to the mailer; if it fails, the message is not sent. */
+  readonly beforeSend?: (message: ValidMessage) => Promise<void>;
   /** Called with each message's result as soon as it is known (checkpoints, metrics). */
   readonly onResult?: (result: MessageResult) => void | Promise<void>;
 }
@@ -52,6 +54,13 @@ async function sendOne(message: ValidMessage, options: SendOptions): Promise<Mes
     if (hasExpired(message.expiresAt, now())) return { Index: message.index, Status: 'Expired' };
     const remaining = deadline - now();
     if (remaining <= 0) return failed(message.index, 'DeadlineExceeded');
+    if (attempt === 1 && options.beforeSend) {
+      try {
+        await options.beforeSend(message);
+      } catch {
+        return failed(message.index, 'StorageUnavailable');
+      }
+    }
     // An answer that has not come by the deadline is abandoned (and reported OutcomeUnknown).
     const signal = AbortSignal.timeout(Math.ceil(remaining));
     try {

@@ -159,3 +159,37 @@ export class StorageUnavailableProblem extends HttpProblem {
     this.name = 'StorageUnavailableProblem';
   }
 }
+
+/** The Idempotency-Key header is not 1..255 printable ASCII characters (400). */
+export class InvalidIdempotencyKeyProblem extends HttpProblem {
+  constructor(options?: ErrorOptions) {
+    super(400, 'invalid-idempotency-key', 'Invalid Idempotency-Key header', {
+      ...options,
+      detail: 'Idempotency-Key must be 1 to 255 printable ASCII characters.',
+    });
+    this.name = 'InvalidIdempotencyKeyProblem';
+  }
+}
+
+/** A request with the same Idempotency-Key is still being processed (409). */
+export class IdempotencyInProgressProblem extends HttpProblem {
+  constructor(options?: ErrorOptions) {
+    super(409, 'idempotency-in-progress', 'Request with this Idempotency-Key is in progress', {
+      ...options,
+      detail: 'The first request with this Idempotency-Key has not finished yet; retry after it has to get its response.',
+      headers: { 'Retry-After': '1' },
+    });
+    this.name = 'IdempotencyInProgressProblem';
+  }
+}
+
+/** The Idempotency-Key was used before with a different body (422). */
+export class IdempotencyKeyReusedProblem extends HttpProblem {
+  constructor(options?: ErrorOptions) {
+    super(422, 'idempotency-key-reused', 'Idempotency-Key reused with a different body', {
+      ...options,
+      detail: 'This Idempotency-Key was used in the last 24 hours for a request with a different body. Use a new key for a new request.',
+    });
+    this.name = 'IdempotencyKeyReusedProblem';
+  }
+}

@@ -15,6 +15,7 @@ import { loadConfig } from '../../functions/shared/config';
 import { SesMailer } from '../../functions/shared/mail/ses-mailer';
 import { DynamoDbAccessStore } from '../../functions/shared/store/dynamodb-access-store';
 import { DynamoDbAdminStore } from '../../functions/shared/store/dynamodb-admin-store';
+import { DynamoDbIdempotencyStore } from '../../functions/shared/store/dynamodb-idempotency-store';
 import { ensureTable, startDynamoDb, startSesEmulator } from '../../infra/local/emulators';
 import type { RunningService } from '../../infra/local/emulators';
 import type { EventOptions } from './events';
@@ -73,6 +74,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   const deps: SendDependencies = {
     config,
     access: new DynamoDbAccessStore(documents, config.tableName),
+    idempotency: new DynamoDbIdempotencyStore(documents, config.tableName),
     mailer: new SesMailer(createSesClient(config)),
     logger: new Logger({ serviceName: 'email-send-api-test', logLevel: 'SILENT' }),
     now: Date.now,

@@ -36,6 +36,7 @@ export const FAILURE_CODES = {
   AccountSuspended: { retryable: false, throttling: false, retry: false, message: 'The Amazon SES account is suspended from sending.' },
   NotFound: { retryable: false, throttling: false, retry: false, message: 'A resource Amazon SES needs (such as the configuration set) does not exist.' },
   BadRequest: { retryable: false, throttling: false, retry: false, message: 'Amazon SES refused the request as malformed.' },
+  StorageUnavailable: { retryable: true, throttling: false, retry: false, message: 'The service could not record the message before handing it to Amazon SES, so it was not sent.' },
   OutcomeUnknown: { retryable: false, throttling: false, retry: false, message: 'The message was handed to Amazon SES but its answer was lost; it may have been sent, so it is not retried.' },
   SendFailed: { retryable: false, throttling: false, retry: false, message: 'Amazon SES did not accept the message.' },
 } as const;

@@ -27,3 +27,44 @@ export interface AccessStore {
   /** Fetches the key's record and the Organization's record together, in one round trip. */
   lookup(keyHash: string | undefined, organizationId: string | undefined): Promise<AccessLookup>;
 }
+
+/** A response as first sent, kept so a retry with the same Idempotency-Key gets it again. */
+export interface StoredResponse {
+  readonly statusCode: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+export interface IdempotencyRecord {
+  /** Partition key: the user and a hash of the client's Idempotency-Key. */
+  readonly scope: string;
+  /** Identifies this claim's checkpoints, so those of an expired earlier use are never read. */
+  readonly claimId: string;
+  /** SHA-256 of the canonical JSON body. */
+  readonly fingerprint: string;
+  readonly status: 'IN_PROGRESS' | 'COMPLETE';
+  /** Epoch ms until which the claiming invocation may still be running. */
+  readonly lockUntil: number;
+  /** Epoch seconds; DynamoDB TTL removes the record (and reads treat it as gone) after this. */
+  readonly expiresAt: number;
+  readonly response?: StoredResponse;
+}
+
+/** What is known of one message of an idempotent request. */
+export interface Checkpoint {
+  readonly index: number;
+  /** IN_FLIGHT: about to be (or being) handed to SES. DONE: its result is known. */
+  readonly state: 'IN_FLIGHT' | 'DONE';
+  readonly result?: unknown;
+}
+
+export interface IdempotencyStore {
+  /** Creates the record unless a live one exists; false when it does. */
+  create(record: IdempotencyRecord, nowSeconds: number): Promise<boolean>;
+  get(scope: string): Promise<IdempotencyRecord | undefined>;
+  /** Takes over an in-progress record whose lock has lapsed; false when someone else did. */
+  takeOver(scope: string, expectedLockUntil: number, lockUntil: number): Promise<boolean>;
+  checkpoints(scope: string, claimId: string): Promise<Checkpoint[]>;
+  checkpoint(scope: string, claimId: string, checkpoint: Checkpoint, expiresAt: number): Promise<void>;
+  complete(scope: string, claimId: string, response: StoredResponse): Promise<void>;
+}

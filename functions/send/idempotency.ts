@@ -1,0 +1,106 @@
+/**
+ * Idempotency (CONTRACT section 6): a retry with the same `Idempotency-Key`, user and body
+ * within 24 hours gets the first response again and sends nothing again, even when the first
+ * attempt died part-way through its messages.
+ *
+ * Every message is checkpointed: IN_FLIGHT just before it is handed to SES, DONE with its result
+ * after. A retry of a request whose invocation died (its lock has lapsed) takes the record over
+ * and resumes: DONE messages are reported from their checkpoint, IN_FLIGHT ones as
+ * `OutcomeUnknown` (SES may have them; sending again could duplicate), and only untouched
+ * messages are sent.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import { IdempotencyInProgressProblem, IdempotencyKeyReusedProblem, InvalidIdempotencyKeyProblem } from '../shared/errors';
+import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '../shared/store/ports';
+import type { MessageResult } from './sending';
+import { failed } from './sending';
+
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/;
+
+/** The header's key, undefined when absent; a 400 when present but malformed. */
+export function readIdempotencyKey(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  if (!KEY_SHAPE.test(header)) throw new InvalidIdempotencyKeyProblem();
+  return header;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** Same body means same JSON value: key order and white space do not matter. */
+export function fingerprintOf(body: unknown): string {
+  return sha256(canonicalize(body) ?? 'null');
+}
+
+export interface IdempotentStart {
+  readonly store: IdempotencyStore;
+  readonly userId: string;
+  readonly key: string;
+  readonly body: unknown;
+  readonly now: number;
+  /** Epoch ms after which this invocation can no longer be running. */
+  readonly lockUntil: number;
+}
+
+export type Began =
+  | { readonly kind: 'replay'; readonly response: StoredResponse }
+  | { readonly kind: 'run'; readonly session: IdempotentSession; readonly known: ReadonlyMap<number, MessageResult> };
+
+/** The checkpoints of one claimed request. Checkpoint writes that fail are the caller's to handle. */
+export class IdempotentSession {
+  constructor(
+    private readonly store: IdempotencyStore,
+    private readonly record: IdempotencyRecord,
+  ) {}
+
+  inFlight(index: number): Promise<void> {
+    return this.store.checkpoint(this.record.scope, this.record.claimId, { index, state: 'IN_FLIGHT' }, this.record.expiresAt);
+  }
+
+  done(result: MessageResult): Promise<void> {
+    return this.store.checkpoint(this.record.scope, this.record.claimId, { index: result.Index, state: 'DONE', result }, this.record.expiresAt);
+  }
+
+  complete(response: StoredResponse): Promise<void> {
+    return this.store.complete(this.record.scope, this.record.claimId, response);
+  }
+}
+
+async function resumeResults(store: IdempotencyStore, record: IdempotencyRecord): Promise<Map<number, MessageResult>> {
+  const known = new Map<number, MessageResult>();
+  for (const checkpoint of await store.checkpoints(record.scope, record.claimId)) {
+    known.set(checkpoint.index, checkpoint.state === 'DONE' ? (checkpoint.result as MessageResult) : failed(checkpoint.index, 'OutcomeUnknown'));
+  }
+  return known;
+}
+
+/** Claims the key, or says what a retry gets instead: a replay, a 409 or a 422. */
+export async function beginIdempotent(start: IdempotentStart): Promise<Began> {
+  const { store, now, lockUntil } = start;
+  const scope = `IDEM#${start.userId}#${sha256(start.key)}`;
+  const fingerprint = fingerprintOf(start.body);
+  const nowSeconds = Math.floor(now / 1000);
+
+  const fresh: IdempotencyRecord = {
+    scope,
+    claimId: randomUUID(),
+    fingerprint,
+    status: 'IN_PROGRESS',
+    lockUntil,
+    expiresAt: nowSeconds + IDEMPOTENCY_TTL_SECONDS,
+  };
+  if (await store.create(fresh, nowSeconds)) return { kind: 'run', session: new IdempotentSession(store, fresh), known: new Map() };
+
+  const existing = await store.get(scope);
+  // Gone between the two calls (TTL): the caller may simply retry.
+  if (!existing || existing.expiresAt < nowSeconds) throw new IdempotencyInProgressProblem();
+  if (existing.fingerprint !== fingerprint) throw new IdempotencyKeyReusedProblem();
+  if (existing.status === 'COMPLETE' && existing.response) return { kind: 'replay', response: existing.response };
+  if (existing.lockUntil > now) throw new IdempotencyInProgressProblem();
+
+  // The first invocation died before finishing: take over, once, and resume from its checkpoints.
+  if (!(await store.takeOver(scope, existing.lockUntil, lockUntil))) throw new IdempotencyInProgressProblem();
+  const record = { ...existing, lockUntil };
+  return { kind: 'run', session: new IdempotentSession(store, record), known: await resumeResults(store, record) };
+}
