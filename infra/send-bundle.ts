@@ -1,0 +1,62 @@
+/**
+ * How the send function is bundled, in one place: the stack hands these options to
+ * `NodejsFunction`, and the bundle test hands the same ones to esbuild directly.
+ */
+import { fileURLToPath } from 'node:url';
+import { Runtime } from 'aws-cdk-lib/aws-lambda';
+import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+
+export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const SEND_ENTRY = fileURLToPath(new URL('../functions/send/handler.ts', import.meta.url));
+export const LOCK_FILE = fileURLToPath(new URL('../package-lock.json', import.meta.url));
+
+/** The newest Node.js Lambda runtime this aws-cdk-lib knows (cdk-nag AwsSolutions-L1 holds us to it). */
+export const SEND_RUNTIME = Runtime.NODEJS_24_X;
+export const ESBUILD_TARGET = 'node24';
+
+/**
+ * ESM output has no `require`, but bundled CommonJS dependencies call it for Node built-ins
+ * (libmime and its libbase64, libqp and iconv-lite need `buffer`, `stream`, `string_decoder`).
+ * esbuild's shim forwards to a `require` in scope and otherwise throws "Dynamic require of
+ * node:buffer is not supported" the first time a non-ASCII display name is encoded. The alias is
+ * long so it cannot collide with a minified identifier.
+ */
+export const CJS_REQUIRE_BANNER =
+  "import { createRequire as __bannerCreateRequire } from 'node:module'; const require = __bannerCreateRequire(import.meta.url);";
+
+/** esbuild picks the ESM build of dependencies that ship one (`module`), for better tree-shaking. */
+export const MAIN_FIELDS = ['module', 'main'];
+
+export const SEND_BUNDLING: BundlingOptions = {
+  format: OutputFormat.ESM,
+  target: ESBUILD_TARGET,
+  minify: true,
+  sourceMap: true,
+  // Stack traces need the mappings only; the embedded sources would double the asset for nothing.
+  sourcesContent: false,
+  mainFields: MAIN_FIELDS,
+  banner: CJS_REQUIRE_BANNER,
+  // Bundle the SDK instead of using the runtime's copy: the versions pinned in package-lock.json
+  // are the ones tested, and the SES error mapping's `instanceof` checks need the single copy
+  // that `@smithy/node-http-handler` and the clients were built against.
+  bundleAwsSDK: true,
+};
+
+/** The esbuild build options `NodejsFunction` derives from `SEND_BUNDLING`. */
+export function sendEsbuildOptions(outfile: string) {
+  return {
+    entryPoints: [SEND_ENTRY],
+    outfile,
+    bundle: true,
+    platform: 'node' as const,
+    format: 'esm' as const,
+    target: ESBUILD_TARGET,
+    minify: true,
+    sourcemap: true,
+    sourcesContent: false,
+    mainFields: MAIN_FIELDS,
+    banner: { js: CJS_REQUIRE_BANNER },
+    logLevel: 'warning' as const,
+  };
+}

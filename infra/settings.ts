@@ -1,0 +1,168 @@
+/**
+ * The deployment's settings, read from CDK context (`cdk.json`, or `-c key=value` on the command
+ * line) and checked before anything is built: a typo in a deployment must fail `cdk synth`, not
+ * the first request in AWS.
+ *
+ * Infrastructure settings have their defaults here and are listed in `cdk.json` with the same
+ * values (a test keeps the two in step). The service's own settings default to
+ * `functions/shared/config.ts`, so the function gets exactly what it would assume locally.
+ */
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { DEFAULTS, loadConfig } from '../functions/shared/config';
+
+/** Context keys with their defaults; each key is documented on `StackSettings`. */
+export const INFRA_DEFAULTS = {
+  stackName: 'EmailSendApi',
+  // Concurrency is rate x duration: even if every request ran to the 28 s timeout, 25 requests a
+  // second stay under the default regional Lambda limit of 1000 (25 x 28 = 700). One request may
+  // carry 100 messages, so this is far above what a new SES account (14 messages/s) can send.
+  throttleRateLimit: 25,
+  throttleBurstLimit: 50,
+  functionMemoryMb: 1024,
+  logRetentionDays: 30,
+  alarmTopicArn: '',
+  serverErrorRateAlarmPercent: 5,
+  // A request normally answers in one or two seconds; a sustained p99 of 10 s means SES
+  // throttling or a slow dependency is pushing requests towards the 28 s limit.
+  latencyP99AlarmMs: 10_000,
+  customDomainName: '',
+  customDomainCertificateArn: '',
+} as const;
+
+/** Context keys for the service settings; unset means the default in `functions/shared/config.ts`. */
+export const SERVICE_CONTEXT_KEYS = {
+  maxMessages: 'MAX_MESSAGES',
+  maxBodyBytes: 'MAX_BODY_BYTES',
+  sendConcurrency: 'SEND_CONCURRENCY',
+  authCacheSeconds: 'AUTH_CACHE_SECONDS',
+  sendDeadlineMs: 'SEND_DEADLINE_MS',
+  problemTypeBase: 'PROBLEM_TYPE_BASE',
+} as const;
+
+export interface StackSettings {
+  /** CloudFormation stack name; change it to deploy a second copy (e.g. staging) in one account. */
+  readonly stackName: string;
+  /** HTTP API stage throttling: steady requests per second and burst, for the whole stage. */
+  readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
+  readonly functionMemoryMb: number;
+  /** Retention of the function's logs and the API access logs. */
+  readonly logRetention: RetentionDays;
+  /** SNS topic that alarms notify (ALARM and OK); none when absent. */
+  readonly alarmTopicArn: string | undefined;
+  readonly alarms: { readonly serverErrorRatePercent: number; readonly latencyP99Ms: number };
+  /** Custom domain for the API; the ACM certificate must be in the stack's region. */
+  readonly customDomain: { readonly domainName: string; readonly certificateArn: string } | undefined;
+  /** The function's service environment, by variable name (MAX_MESSAGES …). */
+  readonly serviceEnvironment: Readonly<Record<string, string>>;
+}
+
+/** A context value is missing or malformed. */
+export class SettingsError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'SettingsError';
+  }
+}
+
+const RETENTION_VALUES = new Set<number>(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
+
+export function readSettings(scope: Construct): StackSettings {
+  const problems: string[] = [];
+  // Values from cdk.json arrive typed; values from `-c key=value` arrive as strings.
+  const raw = (key: string): unknown => scope.node.tryGetContext(key);
+
+  const text = (key: string, fallback: string): string => {
+    const value = raw(key);
+    if (value === undefined || value === null) return fallback;
+    if (typeof value !== 'string') {
+      problems.push(`context "${key}" must be a string, got ${JSON.stringify(value)}`);
+      return fallback;
+    }
+    return value.trim();
+  };
+
+  const integer = (key: string, fallback: number, min: number, max: number): number => {
+    const value = raw(key);
+    if (value === undefined || value === null || value === '') return fallback;
+    const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : NaN;
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`context "${key}" must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+      return fallback;
+    }
+    return n;
+  };
+
+  const stackName = text('stackName', INFRA_DEFAULTS.stackName);
+  if (!/^[A-Za-z][A-Za-z0-9-]{0,127}$/.test(stackName)) problems.push(`context "stackName" is not a valid stack name: "${stackName}"`);
+
+  const rateLimit = integer('throttleRateLimit', INFRA_DEFAULTS.throttleRateLimit, 1, 10_000);
+  const burstLimit = integer('throttleBurstLimit', INFRA_DEFAULTS.throttleBurstLimit, 1, 5_000);
+
+  // 128 MB steps are not required by Lambda, but 1 MB steps are; the upper bound is Lambda's.
+  const functionMemoryMb = integer('functionMemoryMb', INFRA_DEFAULTS.functionMemoryMb, 128, 10_240);
+
+  const retentionDays = integer('logRetentionDays', INFRA_DEFAULTS.logRetentionDays, 1, 3_653);
+  if (!RETENTION_VALUES.has(retentionDays)) {
+    problems.push(`context "logRetentionDays" must be one of CloudWatch Logs' periods (${[...RETENTION_VALUES].join(', ')}), got ${retentionDays}`);
+  }
+
+  const alarmTopicArn = text('alarmTopicArn', INFRA_DEFAULTS.alarmTopicArn);
+  if (alarmTopicArn && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+(\.fifo)?$/.test(alarmTopicArn)) {
+    problems.push(`context "alarmTopicArn" must be an SNS topic ARN, got "${alarmTopicArn}"`);
+  }
+
+  const serverErrorRatePercent = integer('serverErrorRateAlarmPercent', INFRA_DEFAULTS.serverErrorRateAlarmPercent, 1, 100);
+  const latencyP99Ms = integer('latencyP99AlarmMs', INFRA_DEFAULTS.latencyP99AlarmMs, 100, 30_000);
+
+  const domainName = text('customDomainName', INFRA_DEFAULTS.customDomainName).toLowerCase();
+  const certificateArn = text('customDomainCertificateArn', INFRA_DEFAULTS.customDomainCertificateArn);
+  if (Boolean(domainName) !== Boolean(certificateArn)) {
+    problems.push('context "customDomainName" and "customDomainCertificateArn" must be set together, or neither');
+  }
+  if (domainName && !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(domainName)) {
+    problems.push(`context "customDomainName" is not a domain name: "${domainName}"`);
+  }
+  if (certificateArn && !/^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/.test(certificateArn)) {
+    problems.push(`context "customDomainCertificateArn" must be an ACM certificate ARN, got "${certificateArn}"`);
+  }
+
+  const serviceEnvironment: Record<string, string> = {
+    MAX_MESSAGES: String(DEFAULTS.maxMessages),
+    MAX_BODY_BYTES: String(DEFAULTS.maxBodyBytes),
+    SEND_CONCURRENCY: String(DEFAULTS.sendConcurrency),
+    AUTH_CACHE_SECONDS: String(DEFAULTS.authCacheSeconds),
+    SEND_DEADLINE_MS: String(DEFAULTS.sendDeadlineMs),
+    PROBLEM_TYPE_BASE: DEFAULTS.problemTypeBase,
+  };
+  for (const [key, variable] of Object.entries(SERVICE_CONTEXT_KEYS)) {
+    const value = raw(key);
+    if (value === undefined || value === null || value === '') continue;
+    if (typeof value !== 'string' && typeof value !== 'number') {
+      problems.push(`context "${key}" must be a string or number, got ${JSON.stringify(value)}`);
+      continue;
+    }
+    serviceEnvironment[variable] = String(value).trim();
+  }
+  // The function's own parser is the authority on what it accepts: run it now, so a value the
+  // function would reject at start-up stops the deployment instead.
+  try {
+    loadConfig({ TABLE_NAME: 'synth-time-check', ...serviceEnvironment });
+  } catch (error) {
+    problems.push(error instanceof Error ? error.message : String(error));
+  }
+
+  if (problems.length > 0) {
+    throw new SettingsError(`Invalid CDK context: ${problems.join('; ')}`);
+  }
+  return {
+    stackName,
+    throttle: { rateLimit, burstLimit },
+    functionMemoryMb,
+    logRetention: retentionDays as RetentionDays,
+    alarmTopicArn: alarmTopicArn || undefined,
+    alarms: { serverErrorRatePercent, latencyP99Ms },
+    customDomain: domainName ? { domainName, certificateArn } : undefined,
+    serviceEnvironment,
+  };
+}

@@ -1,0 +1,108 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { build } from 'esbuild';
+import { Template } from 'aws-cdk-lib/assertions';
+import { CJS_REQUIRE_BANNER, REPO_ROOT, sendEsbuildOptions } from '../../infra/send-bundle';
+import { buildStack } from './support';
+
+/** Well above today's ~1.2 MB: a jump past it means a dependency slipped in by accident. */
+const SIZE_BUDGET_BYTES = 3 * 1024 * 1024;
+
+/**
+ * Loads the bundle in a fresh Node process, as Lambda would (ESM, source maps on, no AWS
+ * credentials), and calls the handler with requests the router answers before any AWS call.
+ */
+const PROBE = `
+const [bundleUrl] = process.argv.slice(1);
+const mod = await import(bundleUrl);
+const event = (method, path) => ({
+  version: '2.0', routeKey: '$default', rawPath: path, rawQueryString: '', headers: {}, isBase64Encoded: false,
+  requestContext: { requestId: 'probe', http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'probe' } },
+});
+const context = { awsRequestId: 'probe', getRemainingTimeInMillis: () => 10000 };
+const notFound = await mod.handler(event('GET', '/nope'), context);
+const notAllowed = await mod.handler(event('GET', '/v1.2/email/send'), context);
+console.log('PROBE ' + JSON.stringify({ exports: Object.keys(mod), notFound, notAllowed }));
+`;
+
+interface ProbeResult {
+  exports: string[];
+  notFound: { statusCode: number; headers: Record<string, string>; body: string };
+  notAllowed: { statusCode: number; headers: Record<string, string>; body: string };
+}
+
+describe('send function bundle', () => {
+  let dir: string;
+  let outfile: string;
+  let size: number;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'send-bundle-'));
+    outfile = join(dir, 'index.mjs');
+    const started = Date.now();
+    await build(sendEsbuildOptions(outfile));
+    size = statSync(outfile).size;
+    console.info(
+      `send bundle: index.mjs ${(size / 1024).toFixed(0)} KiB, index.mjs.map ${(statSync(`${outfile}.map`).size / 1024).toFixed(0)} KiB, built in ${Date.now() - started} ms`,
+    );
+  });
+
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('builds a minified ESM bundle within the size budget', () => {
+    const code = readFileSync(outfile, 'utf8');
+    expect(code.startsWith(CJS_REQUIRE_BANNER)).toBe(true);
+    expect(code).toMatch(/export\s*\{[^}]*\bhandler\b[^}]*\}/);
+    expect(size).toBeLessThan(SIZE_BUDGET_BYTES);
+  });
+
+  it('is byte-for-byte what NodejsFunction bundles for the stack', () => {
+    const { app, stack } = buildStack({}, { bundle: true });
+    const code = Template.fromStack(stack).toJSON().Resources[stack.getLogicalId(stack.sendFunction.node.defaultChild as never)].Properties.Code;
+    const asset = join(app.synth().directory, `asset.${String(code.S3Key).replace(/\.zip$/, '')}`, 'index.mjs');
+    expect(readFileSync(asset).equals(readFileSync(outfile))).toBe(true);
+  });
+
+  it('can encode a non-ASCII display name in ESM, which needs the require banner', async () => {
+    // libmime is only reached with real traffic; bundle its caller alone with the same options.
+    const probe = join(dir, 'from-address.mjs');
+    const { entryPoints: _entry, ...options } = sendEsbuildOptions(probe);
+    await build({
+      ...options,
+      stdin: { contents: "export { formatFromAddress } from './functions/shared/mail/ses-message';", resolveDir: REPO_ROOT, loader: 'ts' },
+    });
+    const script = `const m = await import(${JSON.stringify(pathToFileURL(probe).href)}); console.log(m.formatFromAddress('a@example.com', 'Zoë'));`;
+    const stdout = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(stdout.trim()).toBe('=?UTF-8?B?Wm/Dqw==?= <a@example.com>');
+  });
+
+  it('loads in Node with only TABLE_NAME set and answers 404/405 as problem documents', () => {
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      TABLE_NAME: 'email-send-api-bundle-test',
+      AWS_REGION: 'eu-west-1',
+      NODE_OPTIONS: '--enable-source-maps',
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+    };
+    const stdout = execFileSync(process.execPath, ['--input-type=module', '-e', PROBE, pathToFileURL(outfile).href], {
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 20_000,
+    });
+    const line = stdout.split('\n').find((l) => l.startsWith('PROBE '));
+    const result = JSON.parse(line!.slice('PROBE '.length)) as ProbeResult;
+    expect(result.exports).toContain('handler');
+    expect(result.notFound.statusCode).toBe(404);
+    expect(result.notFound.headers['Content-Type']).toBe('application/problem+json');
+    expect(JSON.parse(result.notFound.body)).toMatchObject({ status: 404, requestId: 'probe' });
+    expect(result.notAllowed.statusCode).toBe(405);
+    expect(result.notAllowed.headers.Allow).toBe('POST');
+  });
+});
