@@ -28,6 +28,9 @@ export const INFRA_DEFAULTS = {
   latencyP99AlarmMs: 10_000,
   customDomainName: '',
   customDomainCertificateArn: '',
+  // X-Ray tracing of the function and its DynamoDB/SES calls. It costs per trace recorded (after
+  // the free tier) and about 80 ms of cold start to load the tracer; set false to turn both off.
+  tracing: true,
 } as const;
 
 /** Context keys for the service settings; unset means the default in `functions/shared/config.ts`. */
@@ -46,6 +49,8 @@ export interface StackSettings {
   /** HTTP API stage throttling: steady requests per second and burst, for the whole stage. */
   readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
   readonly functionMemoryMb: number;
+  /** Active X-Ray tracing (Powertools Tracer in the function). */
+  readonly tracing: boolean;
   /** Retention of the function's logs and the API access logs. */
   readonly logRetention: RetentionDays;
   /** SNS topic that alarms notify (ALARM and OK); none when absent. */
@@ -101,6 +106,14 @@ export function readSettings(scope: Construct): StackSettings {
 
   // 128 MB steps are not required by Lambda, but 1 MB steps are; the upper bound is Lambda's.
   const functionMemoryMb = integer('functionMemoryMb', INFRA_DEFAULTS.functionMemoryMb, 128, 10_240);
+
+  const tracingValue = raw('tracing');
+  let tracing: boolean = INFRA_DEFAULTS.tracing;
+  if (tracingValue === true || tracingValue === 'true') tracing = true;
+  else if (tracingValue === false || tracingValue === 'false') tracing = false;
+  else if (tracingValue !== undefined && tracingValue !== null && tracingValue !== '') {
+    problems.push(`context "tracing" must be true or false, got ${JSON.stringify(tracingValue)}`);
+  }
 
   const retentionDays = integer('logRetentionDays', INFRA_DEFAULTS.logRetentionDays, 1, 3_653);
   if (!RETENTION_VALUES.has(retentionDays)) {
@@ -159,6 +172,7 @@ export function readSettings(scope: Construct): StackSettings {
     stackName,
     throttle: { rateLimit, burstLimit },
     functionMemoryMb,
+    tracing,
     logRetention: retentionDays as RetentionDays,
     alarmTopicArn: alarmTopicArn || undefined,
     alarms: { serverErrorRatePercent, latencyP99Ms },

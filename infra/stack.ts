@@ -16,7 +16,7 @@ import type { IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { AttributeType, BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, LoggingFormat } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, LoggingFormat, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
@@ -139,6 +139,8 @@ export class EmailSendApiStack extends Stack {
       // them next to the Powertools logger's records.
       loggingFormat: LoggingFormat.JSON,
       bundling: SEND_BUNDLING,
+      // HTTP APIs cannot start traces themselves, so the function's traces begin at Lambda.
+      tracing: settings.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
       // Every setting the function reads (functions/shared/config.ts), set explicitly so the
       // deployed values are visible in the template. AWS_REGION is set by Lambda itself;
       // DYNAMODB_ENDPOINT and SES_ENDPOINT are for the local stack and must stay unset here.
@@ -147,6 +149,7 @@ export class EmailSendApiStack extends Stack {
         SES_CONFIGURATION_SET: this.configurationSet.configurationSetName,
         ...settings.serviceEnvironment,
         POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+        POWERTOOLS_TRACE_ENABLED: String(settings.tracing),
         NODE_OPTIONS: '--enable-source-maps',
       },
     });
@@ -232,7 +235,7 @@ export class EmailSendApiStack extends Stack {
       value: this.configurationSet.configurationSetName,
     });
 
-    this.acknowledgeNagFindings(sendRoutes, role);
+    this.acknowledgeNagFindings(sendRoutes, role, settings.tracing);
   }
 
   private addAlarms(thresholds: { serverErrorRatePercent: number; latencyP99Ms: number }, topicArn: string | undefined): void {
@@ -308,7 +311,7 @@ export class EmailSendApiStack extends Stack {
    * cdk-nag AwsSolutions findings that are deliberate. Each is scoped to the one construct it
    * concerns, and the infra tests pin the exact list, so a new one needs a reviewed change.
    */
-  private acknowledgeNagFindings(sendRoutes: HttpRoute[], role: Role): void {
+  private acknowledgeNagFindings(sendRoutes: HttpRoute[], role: Role, tracing: boolean): void {
     const unauthenticatedRoute =
       'Authentication is the service\'s own: every request must carry "Authorization: Bearer <API key>", which the ' +
       'function checks against SHA-256 hashes in DynamoDB before it looks at the messages or sends anything, and ' +
@@ -332,5 +335,14 @@ export class EmailSendApiStack extends Stack {
         'is limited to identities of this account and region, the only action is ses:SendEmail, and SES refuses ' +
         'identities that are not verified.',
     });
+    if (tracing) {
+      Validations.of(role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords. X-Ray supports no resource-level ' +
+          'permissions for these actions, so "*" is the narrowest resource there is; they only write trace data. ' +
+          'Turn tracing off with the "tracing" context key to drop the statement.',
+      });
+    }
   }
 }

@@ -2,16 +2,21 @@
  * POST /v1.2/email/send: the Lambda entry point. The middy chain and nothing else; the work is
  * in `handleSendRequest`. The local stack imports this same module.
  */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createDynamoDbClient, createSesClient } from '../shared/clients';
 import { loadConfig } from '../shared/config';
-import { createLogger } from '../shared/logger';
+import type { Tracing } from '../shared/observability';
+import { createLogger, createMetrics, createTracing } from '../shared/observability';
 import { SesMailer } from '../shared/mail/ses-mailer';
 import type { JsonEvent } from '../shared/middleware/json-body';
 import { jsonBody } from '../shared/middleware/json-body';
 import { problemResponses } from '../shared/middleware/problem-responses';
+import type { SummarisedEvent } from '../shared/middleware/request-log';
+import { requestLog } from '../shared/middleware/request-log';
 import { route } from '../shared/middleware/route';
 import { CachedAccessStore } from '../shared/store/cached-access-store';
 import { DynamoDbAccessStore } from '../shared/store/dynamodb-access-store';
@@ -26,9 +31,15 @@ const DEADLINE_MARGIN_MS = 1_500;
 /** After its end an invocation is certainly gone; a retry may then resume its idempotent request. */
 const LOCK_GRACE_MS = 2_000;
 
-export function createHandler(deps: SendDependencies) {
-  const { config, logger, now } = deps;
-  return middy<JsonEvent, APIGatewayProxyStructuredResultV2, Error, Context>()
+export function createHandler(deps: SendDependencies, tracing?: Tracing) {
+  const { config, logger, metrics, now } = deps;
+  const chain = middy<JsonEvent & SummarisedEvent, APIGatewayProxyStructuredResultV2, Error, Context>();
+  if (tracing) chain.use(tracing.middleware);
+  return chain
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(logMetrics(metrics, { captureColdStartMetric: true }))
+    // Logged after the problem document is built (middy runs onError handlers in reverse).
+    .use(requestLog({ logger, metrics, now }))
     .use(httpHeaderNormalizer())
     .use(problemResponses({ logger, typeBase: config.problemTypeBase }))
     .use(route({ path: SEND_PATH, methods: ['POST'] }))
@@ -44,6 +55,7 @@ export function createHandler(deps: SendDependencies) {
           requestId: event.requestContext.requestId,
           deadline: end - DEADLINE_MARGIN_MS,
           lockUntil: end + LOCK_GRACE_MS,
+          summary: event.summary,
         },
         deps,
       );
@@ -51,19 +63,21 @@ export function createHandler(deps: SendDependencies) {
 }
 
 /** The production wiring: configuration, clients and adapters, built once per instance. */
-export function createDependencies(): SendDependencies {
+export function createDependencies(tracing?: Tracing): SendDependencies {
   const config = loadConfig();
-  const dynamoDb = createDynamoDbClient(config);
+  const dynamoDb = createDynamoDbClient(config, tracing?.instrument);
   const store = new DynamoDbAccessStore(dynamoDb, config.tableName);
   const access: AccessStore = config.authCacheSeconds > 0 ? new CachedAccessStore(store, { ttlSeconds: config.authCacheSeconds }) : store;
   return {
     config,
     access,
     idempotency: new DynamoDbIdempotencyStore(dynamoDb, config.tableName),
-    mailer: new SesMailer(createSesClient(config), config.sesConfigurationSet),
+    mailer: new SesMailer(createSesClient(config, tracing?.instrument), config.sesConfigurationSet),
     logger: createLogger(),
+    metrics: createMetrics(),
     now: Date.now,
   };
 }
 
-export const handler = createHandler(createDependencies());
+const tracing = await createTracing();
+export const handler = createHandler(createDependencies(tracing), tracing);

@@ -4,13 +4,16 @@
  * middy chain in `handler.ts` is its HTTP face.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Config } from '../shared/config';
 import type { Mailer } from '../shared/mail/ports';
+import type { RequestSummary } from '../shared/middleware/request-log';
 import type { AccessStore, IdempotencyStore, StoredResponse } from '../shared/store/ports';
 import { authenticate, authoriseOrganization, authoriseSenders, readBearerToken } from './authorisation';
 import type { IdempotentSession } from './idempotency';
 import { beginIdempotent, readIdempotencyKey } from './idempotency';
+import { recordResults, timedMailer } from './metrics';
 import { decideOutcome } from './outcome';
 import type { MessageResult } from './sending';
 import { sendMessages } from './sending';
@@ -23,6 +26,7 @@ export interface SendDependencies {
   readonly idempotency: IdempotencyStore;
   readonly mailer: Mailer;
   readonly logger: Logger;
+  readonly metrics: Metrics;
   readonly now: () => number;
 }
 
@@ -35,6 +39,8 @@ export interface SendInput {
   readonly deadline: number;
   /** Epoch milliseconds by which this invocation will have ended, one way or another. */
   readonly lockUntil: number;
+  /** Filled in for the request's log line. */
+  readonly summary?: RequestSummary;
 }
 
 function responseHeaders(requestId: string, extra: Readonly<Record<string, string>>): Record<string, string> {
@@ -42,12 +48,15 @@ function responseHeaders(requestId: string, extra: Readonly<Record<string, strin
 }
 
 export async function handleSendRequest(input: SendInput, deps: SendDependencies): Promise<APIGatewayProxyStructuredResultV2> {
-  const started = deps.now();
   const apiKey = readBearerToken(input.authorization);
   const caller = await authenticate(apiKey, peekOrganizationId(input.body), deps.access);
+  const summary = input.summary ?? {};
+  summary.userId = caller.userId;
   const idempotencyKey = readIdempotencyKey(input.idempotencyKey);
   const request = validateSendRequest(input.body, deps.config);
   const organization = authoriseOrganization(caller);
+  summary.organizationId = request.organizationId;
+  summary.messages = request.messages.length;
   authoriseSenders(request.messages, organization);
 
   let session: IdempotentSession | undefined;
@@ -58,10 +67,11 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
       userId: caller.userId,
       key: idempotencyKey,
       body: input.body,
-      now: started,
+      now: deps.now(),
       lockUntil: input.lockUntil,
     });
     if (began.kind === 'replay') {
+      summary.idempotentReplay = true;
       const { statusCode, headers, body } = began.response;
       return { statusCode, headers: { ...headers, 'X-Request-Id': input.requestId, 'Idempotent-Replayed': 'true' }, body };
     }
@@ -72,7 +82,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     request.messages.filter((message) => !known.has(message.index)),
     {
       organizationId: request.organizationId,
-      mailer: deps.mailer,
+      mailer: timedMailer(deps.mailer, deps.metrics, deps.now),
       concurrency: deps.config.sendConcurrency,
       deadline: input.deadline,
       now: deps.now,
@@ -94,18 +104,10 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     });
   }
 
-  deps.logger.info('send request finished', {
-    requestId: input.requestId,
-    organizationId: request.organizationId,
-    userId: caller.userId,
-    messages: results.length,
-    sent: results.filter((r) => r.Status === 'Sent').length,
-    expired: results.filter((r) => r.Status === 'Expired').length,
-    failed: results.filter((r) => r.Status === 'Failed').length,
-    statusCode: outcome.statusCode,
-    latencyMs: deps.now() - started,
-  });
-
+  recordResults(deps.metrics, results);
+  summary.sent = results.filter((r) => r.Status === 'Sent').length;
+  summary.expired = results.filter((r) => r.Status === 'Expired').length;
+  summary.failed = results.filter((r) => r.Status === 'Failed').length;
   return response;
 }
 

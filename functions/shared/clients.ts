@@ -20,22 +20,26 @@ function handler(connectionTimeout: number, requestTimeout: number): NodeHttpHan
   });
 }
 
-export function createDynamoDbClient(config: Pick<Config, 'region' | 'dynamodbEndpoint'>): DynamoDBDocumentClient {
-  const client = new DynamoDBClient({
+/** Wraps a client for tracing (X-Ray) when tracing is on. */
+export type Instrument = <T>(client: T) => T;
+const asIs: Instrument = (client) => client;
+
+export function createDynamoDbClient(config: Pick<Config, 'region' | 'dynamodbEndpoint'>, instrument: Instrument = asIs): DynamoDBDocumentClient {
+  const client = instrument(new DynamoDBClient({
     region: config.region,
     ...(config.dynamodbEndpoint && { endpoint: config.dynamodbEndpoint }),
     maxAttempts: 3,
     requestHandler: handler(1_000, 3_000),
-  });
+  }));
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 }
 
-export function createSesClient(config: Pick<Config, 'region' | 'sesEndpoint'>): SESv2Client {
-  return new SESv2Client({
+export function createSesClient(config: Pick<Config, 'region' | 'sesEndpoint'>, instrument: Instrument = asIs): SESv2Client {
+  return instrument(new SESv2Client({
     region: config.region,
     ...(config.sesEndpoint && { endpoint: config.sesEndpoint }),
     // Retries are the send logic's, which knows the deadline and which faults are safe to retry.
     maxAttempts: 1,
     requestHandler: handler(2_000, 10_000),
-  });
+  }));
 }

@@ -47,6 +47,7 @@ function rawFindings(stack: EmailSendApiStack): string[] {
 const EXPECTED_ACKNOWLEDGEMENTS = [
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/DefaultRoute',
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/POST--v1.2--email--send',
+  'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/SendFunctionRole',
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*] @ EmailSendApi/SendFunctionRole',
 ];
 

@@ -41,6 +41,8 @@ function allPolicyStatements(template: Template): Json[] {
   return statements;
 }
 
+const X_RAY_WRITES = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
+
 describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
   let app: App;
   let stack: EmailSendApiStack;
@@ -170,8 +172,13 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
         SEND_DEADLINE_MS: '25000',
         PROBLEM_TYPE_BASE: 'https://email-send-api.example/problems/',
         POWERTOOLS_SERVICE_NAME: 'email-send-api',
+        POWERTOOLS_TRACE_ENABLED: 'true',
         NODE_OPTIONS: '--enable-source-maps',
       });
+    });
+
+    it('traces actively by default', () => {
+      template.hasResourceProperties('AWS::Lambda::Function', { TracingConfig: { Mode: 'Active' } });
     });
 
     it('gets an environment the function\'s own configuration loader accepts', () => {
@@ -193,7 +200,7 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
       template.hasResourceProperties('AWS::Lambda::Function', { Role: { 'Fn::GetAtt': [ids.role, 'Arn'] } });
     });
 
-    it('allows exactly: its own logs, BatchGetItem on the table, idempotency records in IDEM# partitions, SendEmail on identities and the configuration set', () => {
+    it('allows exactly: X-Ray trace writes, its own logs, BatchGetItem on the table, idempotency records in IDEM# partitions, SendEmail on identities and the configuration set', () => {
       const policy = onlyResource(template, 'AWS::IAM::Policy') as { Properties: { PolicyDocument: Json; Roles: unknown } };
       expect(policy.Properties.Roles).toEqual([{ Ref: ids.role }]);
       const sesArn = (suffix: unknown[]) => ({
@@ -227,6 +234,11 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
             Action: 'ses:SendEmail',
             Resource: [sesArn([':configuration-set/', { Ref: ids.configurationSet }]), sesArn([':identity/*'])],
           },
+          {
+            Effect: 'Allow',
+            Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
+            Resource: '*',
+          },
         ],
       });
     });
@@ -238,7 +250,9 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
         expect(statement.NotAction).toBeUndefined();
         expect(statement.NotResource).toBeUndefined();
         for (const action of asArray(statement.Action as string | string[])) expect(action).not.toContain('*');
-        for (const resource of asArray(statement.Resource)) expect(resource).not.toBe('*');
+        // X-Ray's write actions have no resource-level permissions: "*" is the only resource they take.
+        const xrayOnly = asArray(statement.Action as string | string[]).every((action) => X_RAY_WRITES.includes(action));
+        if (!xrayOnly) for (const resource of asArray(statement.Resource)) expect(resource).not.toBe('*');
       }
     });
   });
@@ -347,6 +361,16 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
 });
 
 describe('EmailSendApiStack context', () => {
+  it('turns tracing off with the tracing context key: no X-Ray statement, tracer disabled', () => {
+    const { stack } = buildStack({ tracing: 'false' });
+    const template = Template.fromStack(stack);
+    const fn = Object.values(template.findResources('AWS::Lambda::Function'))[0] as { Properties: Json };
+    expect(fn.Properties.TracingConfig).toBeUndefined();
+    expect((fn.Properties.Environment as { Variables: Record<string, string> }).Variables.POWERTOOLS_TRACE_ENABLED).toBe('false');
+    const actions = allPolicyStatements(template).flatMap((statement) => asArray(statement.Action as string | string[]));
+    expect(actions.some((action) => action.startsWith('xray:'))).toBe(false);
+  });
+
   it('cdk.json lists every infrastructure setting with its default', () => {
     const listed = Object.fromEntries(Object.keys(INFRA_DEFAULTS).map((key) => [key, CDK_JSON.context[key]]));
     expect(listed).toEqual(INFRA_DEFAULTS);

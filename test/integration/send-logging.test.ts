@@ -43,9 +43,22 @@ describe('logging', () => {
     });
     const text = lines.join('\n');
     expect(lines.length).toBeGreaterThan(0);
-    const summaries = lines.map((line) => JSON.parse(line)).filter((entry) => entry.message === 'send request finished');
-    expect(summaries).toHaveLength(1);
-    expect(summaries[0]).toMatchObject({ organizationId: tenant.organizationId, userId: tenant.userId, messages: 1, sent: 1, statusCode: 200 });
+    const summaries = lines.map((line) => JSON.parse(line)).filter((entry) => entry.message === 'request finished');
+    expect(summaries.map((s) => s.statusCode)).toEqual([200, 400, 401, 500]);
+    expect(summaries[0]).toMatchObject({
+      organizationId: tenant.organizationId,
+      userId: tenant.userId,
+      messages: 1,
+      sent: 1,
+      expired: 0,
+      failed: 0,
+      method: 'POST',
+      path: '/v1.2/email/send',
+      requestId: expect.any(String),
+      latencyMs: expect.any(Number),
+    });
+    expect(summaries[1]).toMatchObject({ userId: tenant.userId, statusCode: 400 });
+    expect(summaries[2]).not.toHaveProperty('userId');
     for (const forbidden of [tenant.apiKey, tenant.apiKey.slice(4, 20), 'Bearer', 'alice@example.org', 'noreply@example.com', secretSubject, 'Body-9f2a']) {
       expect(text).not.toContain(forbidden);
     }

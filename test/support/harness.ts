@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll } from '@jest/globals';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createHandler } from '../../functions/send/handler';
@@ -20,6 +21,7 @@ import { ensureTable, startDynamoDb, startSesEmulator } from '../../infra/local/
 import type { RunningService } from '../../infra/local/emulators';
 import type { EventOptions } from './events';
 import { httpApiEvent, lambdaContext } from './events';
+import { assertResponseMatchesOpenApi } from './openapi';
 
 export interface StoredEmail {
   messageId: string;
@@ -77,6 +79,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     idempotency: new DynamoDbIdempotencyStore(documents, config.tableName),
     mailer: new SesMailer(createSesClient(config)),
     logger: new Logger({ serviceName: 'email-send-api-test', logLevel: 'SILENT' }),
+    metrics: new Metrics({ namespace: 'EmailSendApiTest', serviceName: 'email-send-api-test' }),
     now: Date.now,
   };
   const defaultHandler = createHandler(deps);
@@ -91,6 +94,14 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       const handler = overrides ? createHandler({ ...deps, ...overrides }) : defaultHandler;
       const result = (await handler(httpApiEvent(options), lambdaContext(remainingMs))) as APIGatewayProxyStructuredResultV2;
       const rawBody = String(result.body ?? '');
+      // Every response any suite produces must be one openapi.json documents.
+      assertResponseMatchesOpenApi({
+        method: options.method ?? 'POST',
+        path: options.path ?? '/v1.2/email/send',
+        status: result.statusCode ?? 0,
+        headers: (result.headers ?? {}) as Record<string, string>,
+        body: rawBody,
+      });
       return {
         statusCode: result.statusCode ?? 0,
         headers: (result.headers ?? {}) as Record<string, string>,

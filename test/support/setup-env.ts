@@ -5,3 +5,5 @@ process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
 process.env.AWS_REGION ??= 'us-east-1';
 process.env.TABLE_NAME ??= 'email-send-api-test';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+// Metrics print CloudWatch EMF to stdout; tests that check them turn them on for themselves.
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
