@@ -1,0 +1,89 @@
+/**
+ * Many concurrent clients against the local stack over HTTP, a mix of plain sends, idempotent
+ * sends with retries, and bad requests: every message is accounted for (SES count = count of
+ * `Sent` results, no subject twice), and nothing answers 5xx.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import type { LocalStack } from '../../infra/local/stack';
+import { clearEmails, storedEmails, useLocalStack } from './support';
+
+let stack!: LocalStack;
+useLocalStack((started) => {
+  stack = started;
+});
+
+const CLIENTS = 16;
+const REQUESTS_PER_CLIENT = 8;
+const MESSAGES_PER_REQUEST = 5;
+
+interface Outcome {
+  status: number;
+  sent: string[];
+}
+
+async function post(body: unknown, extra: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+  const response = await fetch(stack.sendUrl, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.demo!.apiKey}`, 'content-type': 'application/json', ...extra },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, json: await response.json() };
+}
+
+function batch(tag: string, valid = true) {
+  return {
+    OrganizationId: stack.demo!.organizationId,
+    Messages: Array.from({ length: MESSAGES_PER_REQUEST }, (_, i) => ({
+      From: `hello@${stack.demo!.senderDomain}`,
+      To: [valid || i > 0 ? `c${i}@example.org` : 'not-an-address'],
+      Subject: `${tag}/${i}`,
+      TextContent: 'load',
+    })),
+  };
+}
+
+describe('the local stack under concurrent load', () => {
+  it('accounts for every message and answers no 5xx', async () => {
+    await clearEmails(stack);
+    const outcomes: Outcome[] = [];
+    const subjectsOf = (json: any, tag: string) =>
+      (json.Messages ?? []).filter((m: any) => m.Status === 'Sent').map((m: any) => `${tag}/${m.Index}`);
+
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async (_, client) => {
+        for (let r = 0; r < REQUESTS_PER_CLIENT; r++) {
+          const tag = `c${client}-r${r}`;
+          const kind = r % 4;
+          if (kind === 3) {
+            // A bad request: refused whole, nothing sent.
+            const { status } = await post(batch(tag, false));
+            outcomes.push({ status, sent: [] });
+          } else if (kind === 2) {
+            // An idempotent request retried at once, as a client would after a lost response.
+            const key = randomUUID();
+            const [first, retry] = await Promise.all([post(batch(tag), { 'idempotency-key': key }), post(batch(tag), { 'idempotency-key': key })]);
+            outcomes.push({ status: first.status, sent: first.status < 300 ? subjectsOf(first.json, tag) : [] });
+            // The retry either replays (same results: nothing new sent) or is told to wait (409).
+            outcomes.push({ status: retry.status, sent: [] });
+            if (retry.status === 200) expect(retry.json).toEqual(first.status === 200 ? first.json : retry.json);
+          } else {
+            const { status, json } = await post(batch(tag));
+            outcomes.push({ status, sent: status < 300 ? subjectsOf(json, tag) : [] });
+          }
+        }
+      }),
+    );
+
+    const statuses = outcomes.map((o) => o.status);
+    expect(statuses.filter((s) => s >= 500)).toEqual([]);
+    expect(statuses.every((s) => [200, 400, 409].includes(s))).toBe(true);
+    const reportedSent = outcomes.flatMap((o) => o.sent);
+    const emails = await storedEmails(stack);
+    expect(emails.length).toBe(reportedSent.length);
+    expect(new Set(emails.map((e) => e.subject)).size).toBe(emails.length);
+    expect(new Set(emails.map((e) => e.subject))).toEqual(new Set(reportedSent));
+    // 3 of every 4 requests are valid and each carries 5 messages.
+    expect(reportedSent.length).toBe(CLIENTS * (REQUESTS_PER_CLIENT / 4) * 3 * MESSAGES_PER_REQUEST);
+  }, 120_000);
+});
