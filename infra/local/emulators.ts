@@ -5,6 +5,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
@@ -52,10 +53,27 @@ function sesServerFactory(): SesServerFactory {
   return typeof mod.default === 'function' ? mod.default : mod.default.default;
 }
 
+/**
+ * The emulator resolves even when it could not listen (Express 5 hands the error to a callback
+ * that ignores it), so the port is tried again here to recover the real error and its code.
+ */
+async function listenFailure(port: number): Promise<Error> {
+  const probe = createServer();
+  try {
+    await listening(probe, port);
+  } catch (error) {
+    return error as Error;
+  }
+  await closeServer(probe);
+  return new Error(`the SES emulator could not listen on ${LOOPBACK}:${port}`);
+}
+
 /** Starts the SES v2 emulator and its web viewer on 127.0.0.1. */
 export async function startSesEmulator(options: { port?: number } = {}): Promise<RunningService> {
   const server = await sesServerFactory()({ host: LOOPBACK, port: options.port ?? 0 });
-  const port = (server.address() as AddressInfo).port;
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw await listenFailure(options.port ?? 0);
+  const port = address.port;
   return { endpoint: `http://${LOOPBACK}:${port}`, port, close: () => closeServer(server) };
 }
 

@@ -15,7 +15,7 @@ export interface StoredEmail {
 export function useLocalStack(receive: (stack: LocalStack) => void): void {
   let stack: LocalStack | undefined;
   beforeAll(async () => {
-    stack = await startLocalStack({ port: 0, dynamodbPort: 0, sesPort: 0, data: 'memory', log: () => undefined });
+    stack = await startLocalStack({ port: 0, dynamodbPort: 0, sesPort: 0, data: 'memory', serviceEnv: { AUTH_CACHE_SECONDS: '30' }, log: () => undefined });
     receive(stack);
   }, 60_000);
   afterAll(async () => stack?.stop());

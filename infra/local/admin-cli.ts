@@ -1,0 +1,280 @@
+/**
+ * The operator's command line (CONTRACT section 8): Organizations, users, memberships, sender
+ * identities and keys, against the local stack by default or a deployed table with `--table`.
+ * `admin.ts` is its process entry; tests call `runAdmin` directly.
+ *
+ * Every command prints one human line, or with `--json` exactly one JSON object, on stdout.
+ * Errors go to stderr (as `{"error": {...}}` with `--json`, except usage errors, which are
+ * always commander's text) and end with a distinct exit code, see `EXIT_CODES`.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Command, CommanderError, Option } from 'commander';
+import {
+  DynamoDbAdminStore,
+  InvalidArgumentError,
+  RecordConflictError,
+  RecordNotFoundError,
+} from '../../functions/shared/store/dynamodb-admin-store';
+import type { SenderIdentity } from '../../functions/shared/store/dynamodb-admin-store';
+import { networkErrorCode } from '../../functions/shared/network-errors';
+import { LOOPBACK, LocalSettingError, endpointFrom, isLoopback, localTableName, portFrom, regionFrom, usePlaceholderCredentials } from './settings';
+
+export const EXIT_CODES = {
+  ok: 0,
+  /** Bad usage (unknown command, missing option) or an invalid value (UUID, address, domain). */
+  invalid: 1,
+  /** The user, Organization, membership, sender identity or key does not exist. */
+  notFound: 3,
+  /** A duplicate: the user already has a key, the id or email is taken, or a concurrent change won. */
+  conflict: 4,
+  /** DynamoDB cannot be reached or used: stack not running, no table, no credentials or permission. */
+  unavailable: 5,
+} as const;
+
+interface Output {
+  write(text: string): unknown;
+}
+
+export interface AdminIo {
+  readonly stdout: Output;
+  readonly stderr: Output;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+interface CommonOptions {
+  readonly json?: boolean;
+  readonly table?: string;
+  readonly region?: string;
+}
+
+/** Which table, where: the local stack's unless `--table` names a deployed one. */
+export interface Target {
+  readonly tableName: string;
+  readonly region: string | undefined;
+  readonly endpoint: string | undefined;
+  readonly local: boolean;
+}
+
+export function resolveTarget(options: CommonOptions, env: AdminIo['env']): Target {
+  const endpoint = endpointFrom(env, 'DYNAMODB_ENDPOINT');
+  if (options.table) {
+    // A deployed table: the standard AWS chain decides credentials and, without --region, the region.
+    // An emulator needs some region to sign with, and any will do.
+    const region =
+      options.region ?? (env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim() || (endpoint && isLoopback(endpoint) ? regionFrom(env) : undefined));
+    return { tableName: options.table, region, endpoint, local: false };
+  }
+  return {
+    tableName: localTableName(env),
+    region: options.region ?? regionFrom(env),
+    endpoint: endpoint ?? `http://${LOOPBACK}:${portFrom(env, 'DYNAMODB_PORT')}`,
+    local: true,
+  };
+}
+
+// Not the Lambda's createDynamoDbClient: with --table the region may come from the AWS profile,
+// which only the SDK's own resolution finds, and an operator can wait longer than a request.
+function documentClient(target: Target): DynamoDBDocumentClient {
+  const client = new DynamoDBClient({
+    ...(target.region && { region: target.region }),
+    ...(target.endpoint && { endpoint: target.endpoint }),
+    maxAttempts: 3,
+  });
+  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+}
+
+/** An error the operator can act on, with its exit code and a stable code for `--json`. */
+class AdminError extends Error {
+  constructor(
+    readonly exitCode: number,
+    readonly code: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = 'AdminError';
+  }
+}
+
+function toAdminError(error: unknown, target: Target): AdminError {
+  if (error instanceof AdminError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof InvalidArgumentError || error instanceof LocalSettingError) return new AdminError(EXIT_CODES.invalid, 'invalid_argument', message);
+  if (error instanceof RecordNotFoundError) return new AdminError(EXIT_CODES.notFound, 'not_found', message);
+  if (error instanceof RecordConflictError) return new AdminError(EXIT_CODES.conflict, 'conflict', message);
+
+  const { name = '' } = (error ?? {}) as { name?: string };
+  const where = target.local
+    ? `the local DynamoDB at ${target.endpoint}`
+    : `DynamoDB${target.endpoint ? ` at ${target.endpoint}` : ''}${target.region ? ` in ${target.region}` : ''}`;
+  const unavailable = (text: string) => new AdminError(EXIT_CODES.unavailable, 'unavailable', text, { cause: error });
+  const connection = networkErrorCode(error);
+  if (connection) {
+    return unavailable(
+      target.local
+        ? `cannot reach ${where}: start the local stack with "npm start" (or set DYNAMODB_ENDPOINT / DYNAMODB_PORT), or pass --table NAME for a deployed table`
+        : `cannot reach ${where} (${connection})`,
+    );
+  }
+  if (name === 'ResourceNotFoundException') {
+    return unavailable(
+      `table "${target.tableName}" does not exist in ${where}${target.local ? ' (start the local stack once with "npm start" to create it)' : ''}`,
+    );
+  }
+  if (name === 'CredentialsProviderError') return unavailable('no AWS credentials found: configure the standard AWS credential chain (environment, profile, SSO)');
+  if (/region is missing/i.test(message)) return unavailable('no AWS region: pass --region or set AWS_REGION');
+  if (name && '$metadata' in (error as object)) return unavailable(`DynamoDB refused the request (${name}): ${message}`);
+  return new AdminError(EXIT_CODES.invalid, 'error', `unexpected error: ${message}`, { cause: error });
+}
+
+function identityOf(options: { domain?: string; address?: string }): SenderIdentity {
+  if (options.domain !== undefined) return { domain: options.domain };
+  if (options.address !== undefined) return { address: options.address };
+  throw new AdminError(EXIT_CODES.invalid, 'invalid_argument', 'one of --domain D or --address A is required');
+}
+
+type Action = (store: DynamoDbAdminStore, options: Record<string, string>) => Promise<{ human: string; json: Record<string, unknown> }>;
+
+export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {}): Promise<number> {
+  const stdout = io.stdout ?? process.stdout;
+  const stderr = io.stderr ?? process.stderr;
+  const env = io.env ?? process.env;
+
+  // Filled in by the action that runs; the program is built per call because commander keeps state.
+  let outcome: { human: string; json: Record<string, unknown>; asJson: boolean } | undefined;
+  let failure: { error: unknown; target: Target | undefined; json: boolean } | undefined;
+
+  const program = new Command('npm run --silent admin --')
+    .description('Manage Organizations, users, sender identities and API keys of the email send API.')
+    .option('--json', 'print exactly one JSON object instead of a human line')
+    .option('--table <name>', 'use this deployed DynamoDB table (standard AWS credentials) instead of the local stack')
+    .option('--region <region>', 'AWS region of --table (default: AWS_REGION or your AWS profile)')
+    .configureHelp({ showGlobalOptions: true })
+    .configureOutput({ writeOut: (text) => stdout.write(text), writeErr: (text) => stderr.write(text) })
+    .exitOverride()
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Without --table the local stack started by "npm start" is used (DYNAMODB_ENDPOINT, or',
+        `http://${LOOPBACK}:DYNAMODB_PORT with table TABLE_NAME, default email-send-api-local).`,
+        '',
+        `Exit codes: 0 done, ${EXIT_CODES.invalid} usage error or invalid value, ${EXIT_CODES.notFound} not found, ${EXIT_CODES.conflict} conflict,`,
+        `${EXIT_CODES.unavailable} DynamoDB unreachable or refused (stack not running, no table, credentials).`,
+        '',
+        'Example: npm run --silent admin -- org create --name "Acme" --json',
+      ].join('\n'),
+    );
+
+  const leaf = (parent: Command, name: string, description: string, action: Action) =>
+    parent
+      .command(name)
+      .description(description)
+      .action(async (_options: unknown, command: Command) => {
+        const options = command.optsWithGlobals<CommonOptions & Record<string, string>>();
+        let target: Target | undefined;
+        let client: DynamoDBDocumentClient | undefined;
+        try {
+          target = resolveTarget(options, env);
+          // The SDK reads credentials from the process environment, whatever `env` says.
+          if (target.endpoint) usePlaceholderCredentials(process.env, [target.endpoint]);
+          client = documentClient(target);
+          const result = await action(new DynamoDbAdminStore(client, target.tableName), options);
+          outcome = { ...result, asJson: options.json === true };
+        } catch (error) {
+          failure = { error, target, json: options.json === true };
+        } finally {
+          client?.destroy();
+        }
+      });
+
+  const org = program.command('org').description('Organizations');
+  leaf(org, 'create', 'create an Organization and print its id', async (store, o) => {
+    const created = await store.createOrganization({ name: o.name!, ...(o.id !== undefined && { id: o.id }) });
+    return { human: `Organization "${created.name}" created with id ${created.id}`, json: { id: created.id } };
+  })
+    .requiredOption('--name <name>', 'display name')
+    .option('--id <uuid>', 'use this id instead of a random UUID');
+
+  const user = program.command('user').description('users (API callers)');
+  leaf(user, 'create', 'create a user and print its id', async (store, o) => {
+    const created = await store.createUser({ email: o.email! });
+    return { human: `User ${created.email} created with id ${created.id}`, json: { id: created.id } };
+  }).requiredOption('--email <email>', "the user's email address (unique)");
+
+  const member = program.command('member').description('memberships of users in Organizations');
+  const membership = (add: boolean): Action => async (store, o) => {
+    const organizationId = o.org!.toLowerCase();
+    const userId = o.user!.toLowerCase();
+    if (add) await store.addMember(organizationId, userId);
+    else await store.removeMember(organizationId, userId);
+    return {
+      human: `User ${userId} is ${add ? 'now' : 'no longer'} a member of Organization ${organizationId}`,
+      json: { organizationId, userId, member: add },
+    };
+  };
+  for (const [name, add] of [['add', true], ['remove', false]] as const) {
+    leaf(member, name, `${name} a user ${add ? 'to' : 'from'} an Organization`, membership(add))
+      .requiredOption('--org <uuid>', 'Organization id')
+      .requiredOption('--user <uuid>', 'user id');
+  }
+
+  const sender = program.command('sender').description("sender identities: the domains and addresses an Organization may send from");
+  const senderChange = (add: boolean): Action => async (store, o) => {
+    const identity = identityOf(o);
+    const organizationId = o.org!.toLowerCase();
+    const stored = add ? await store.addSender(organizationId, identity) : await store.removeSender(organizationId, identity);
+    return {
+      human: `Organization ${organizationId} may ${add ? 'now' : 'no longer'} send from ${'domain' in identity ? 'the domain ' : ''}${stored}`,
+      json: { organizationId, sender: stored, type: 'domain' in identity ? 'domain' : 'address', allowed: add },
+    };
+  };
+  for (const [name, add] of [['add', true], ['remove', false]] as const) {
+    leaf(sender, name, `${add ? 'allow' : 'stop allowing'} a sender domain or exact address`, senderChange(add))
+      .requiredOption('--org <uuid>', 'Organization id')
+      .addOption(new Option('--domain <domain>', 'a domain, e.g. example.com (any address at it)').conflicts('address'))
+      .addOption(new Option('--address <email>', 'one exact address, e.g. billing@example.com').conflicts('domain'));
+  }
+
+  const key = program.command('key').description("users' API keys (one per user, stored only as a hash)");
+  leaf(key, 'generate', "create the user's key and print it once; refuses if one exists", async (store, o) => {
+    const issued = await store.generateKey(o.user!);
+    return { human: `API key for user ${issued.userId} (shown only this once, store it now): ${issued.key}`, json: { key: issued.key } };
+  }).requiredOption('--user <uuid>', 'user id');
+  leaf(key, 'rotate', "replace the user's key and print the new one once; the old one stops working", async (store, o) => {
+    const issued = await store.rotateKey(o.user!);
+    return {
+      human: `New API key for user ${issued.userId}, the old one no longer works (shown only this once, store it now): ${issued.key}`,
+      json: { key: issued.key },
+    };
+  }).requiredOption('--user <uuid>', 'user id');
+  leaf(key, 'show', "show the user's key masked (prefix and last four characters) and its creation time", async (store, o) => {
+    const summary = await store.showKey(o.user!);
+    return {
+      human: `User ${summary.userId} has key ${summary.masked}, created ${summary.createdAt}`,
+      json: { userId: summary.userId, masked: summary.masked, createdAt: summary.createdAt },
+    };
+  }).requiredOption('--user <uuid>', 'user id');
+  leaf(key, 'revoke', "remove the user's key; it stops working", async (store, o) => {
+    const userId = o.user!.toLowerCase();
+    await store.revokeKey(userId);
+    return { human: `The key of user ${userId} is revoked`, json: { userId, revoked: true } };
+  }).requiredOption('--user <uuid>', 'user id');
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.invalid;
+    throw error;
+  }
+
+  if (failure) {
+    const problem = toAdminError(failure.error, failure.target ?? { tableName: '?', region: undefined, endpoint: undefined, local: true });
+    stderr.write(failure.json ? `${JSON.stringify({ error: { code: problem.code, message: problem.message } })}\n` : `error: ${problem.message}\n`);
+    return problem.exitCode;
+  }
+  if (outcome) stdout.write(outcome.asJson ? `${JSON.stringify(outcome.json)}\n` : `${outcome.human}\n`);
+  return EXIT_CODES.ok;
+}

@@ -1,0 +1,325 @@
+/**
+ * The whole service on a laptop: dynalite, the SES emulator and the API, with the same handler
+ * module that Lambda runs. `start.ts` is the command-line face of `startLocalStack`; tests call
+ * it directly, on port 0.
+ */
+import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { isAbsolute, join, relative } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createDynamoDbClient } from '../../functions/shared/clients';
+import { DynamoDbAdminStore } from '../../functions/shared/store/dynamodb-admin-store';
+import { ensureTable, startDynamoDb, startSesEmulator } from './emulators';
+import type { RunningService } from './emulators';
+import { networkErrorCode } from '../../functions/shared/network-errors';
+import type { DemoState, DemoTenant } from './seed';
+import { curlCommand, ensureDemo } from './seed';
+import type { LambdaHandler } from './server';
+import { createApiServer } from './server';
+import type { PortVariable } from './settings';
+import { DEFAULT_DATA_DIR, DEFAULT_PORTS, LOCAL_TABLE_NAME, LOOPBACK, endpointFrom, localTableName, portFrom, regionFrom, usePlaceholderCredentials } from './settings';
+
+export interface LocalStackOptions {
+  /** API port; 0 picks a free one. Defaults: 3000, 8000, 8005. */
+  readonly port?: number;
+  readonly dynamodbPort?: number;
+  readonly sesPort?: number;
+  /** `memory` keeps nothing on disk and seeds a fresh demo on every start. */
+  readonly data?: 'disk' | 'memory';
+  /** Where dynalite's files and demo.json live in disk mode (default `<repo>/.local`). */
+  readonly dataDir?: string;
+  /** Use this DynamoDB / SES instead of starting an emulator. */
+  readonly dynamodbEndpoint?: string;
+  readonly sesEndpoint?: string;
+  readonly tableName?: string;
+  readonly region?: string;
+  /** Service settings for the handler (MAX_MESSAGES, AUTH_CACHE_SECONDS, ...), as in Lambda. */
+  readonly serviceEnv?: Readonly<Record<string, string>>;
+  /** Progress lines and the access log. */
+  readonly log?: (line: string) => void;
+}
+
+export interface LocalStack {
+  /** e.g. http://127.0.0.1:3000 */
+  readonly apiUrl: string;
+  readonly sendUrl: string;
+  /** The SES endpoint in use; with the stack's own emulator, also its web viewer. */
+  readonly sesUrl: string;
+  readonly viewerUrl: string | undefined;
+  readonly dynamodbEndpoint: string;
+  readonly tableName: string;
+  readonly dataDir: string | undefined;
+  /** The demo tenant, with a curl command that works as printed (undefined when it would not). */
+  readonly demo: (DemoTenant & { readonly status: 'created' | 'reused'; readonly curl: string }) | undefined;
+  /** Why the saved demo no longer works, when it does not. */
+  readonly demoProblem: string | undefined;
+  stop(): Promise<void>;
+}
+
+/** A port cannot be used; names the port and the variable that sets it. */
+export class PortUnavailableError extends Error {
+  readonly port: number;
+  readonly variable: PortVariable;
+  constructor(port: number, variable: PortVariable, code: string | undefined, options?: ErrorOptions) {
+    const reason = code === 'EACCES' ? 'is not allowed for this user' : 'is already in use';
+    super(`Port ${port} (${variable}) ${reason}: stop what is using it or set ${variable} to another port, e.g. ${variable}=${port + 1}.`, options);
+    this.name = 'PortUnavailableError';
+    this.port = port;
+    this.variable = variable;
+  }
+}
+
+/** The stack cannot start for a reason the operator can fix; the message says how. */
+export class LocalStackError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'LocalStackError';
+  }
+}
+
+/** `npm start`'s options from its environment (see the README for each variable). */
+export function optionsFromEnv(env: Readonly<Record<string, string | undefined>>): LocalStackOptions {
+  const data = env.LOCAL_DATA?.trim();
+  if (data && data !== 'memory' && data !== 'disk') throw new LocalStackError(`LOCAL_DATA must be "memory" or "disk", got "${data}"`);
+  return {
+    port: portFrom(env, 'PORT'),
+    dynamodbPort: portFrom(env, 'DYNAMODB_PORT'),
+    sesPort: portFrom(env, 'SES_PORT'),
+    data: data === 'memory' ? 'memory' : 'disk',
+    ...(env.LOCAL_DATA_DIR?.trim() && { dataDir: env.LOCAL_DATA_DIR.trim() }),
+    dynamodbEndpoint: endpointFrom(env, 'DYNAMODB_ENDPOINT'),
+    sesEndpoint: endpointFrom(env, 'SES_ENDPOINT'),
+    tableName: localTableName(env),
+    region: regionFrom(env),
+  };
+}
+
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+async function claimPort<T>(port: number, variable: PortVariable, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'EADDRINUSE' || code === 'EACCES') throw new PortUnavailableError(port, variable, code, { cause: error });
+    throw error;
+  }
+}
+
+function listen(server: Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, LOOPBACK, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+}
+
+// The handler module builds its `handler` from the environment when first imported, exactly as
+// in Lambda. One stack per process (npm start) uses that export. Tests start several stacks in one
+// process; each later one wires its own handler through the module's `createDependencies`, from
+// its own environment. The lock keeps concurrent starts from reading each other's environment.
+// Never imported statically for the same reason: its first import must see this environment.
+let moduleHandlerTaken = false;
+let wiring: Promise<unknown> = Promise.resolve();
+
+async function loadHandler(env: Readonly<Record<string, string>>): Promise<{ handler: LambdaHandler; sendPath: string }> {
+  const turn = wiring.then(async () => {
+    Object.assign(process.env, env);
+    const mod = await import('../../functions/send/handler');
+    const handler = moduleHandlerTaken ? mod.createHandler(mod.createDependencies()) : mod.handler;
+    moduleHandlerTaken = true;
+    return { handler: handler as unknown as LambdaHandler, sendPath: mod.SEND_PATH };
+  });
+  wiring = turn.catch(() => undefined);
+  return turn;
+}
+
+/** Remembers variables about to be set; the returned function puts back those nobody changed since. */
+function rememberEnv(values: Readonly<Record<string, string>>): () => void {
+  const previous = Object.fromEntries(Object.keys(values).map((name) => [name, process.env[name]]));
+  return () => {
+    for (const [name, value] of Object.entries(values)) {
+      if (process.env[name] !== value) continue;
+      if (previous[name] === undefined) delete process.env[name];
+      else process.env[name] = previous[name];
+    }
+  };
+}
+
+/** A path as the operator would type it: relative when under the current folder. */
+export function displayPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return errorCode(error) === 'EPERM';
+  }
+}
+
+/**
+ * LevelDB allows one user of a folder at a time, and dynalite crashes its process when that
+ * goes wrong mid-request; so a second stack on the same data is stopped here, with a message.
+ * A lock left by a stack that died is taken over.
+ */
+async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+  const path = join(dataDir, 'stack.pid');
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await writeFile(path, `${process.pid}\n`, { flag: 'wx' });
+      return () => unlink(path).catch(() => undefined);
+    } catch (error) {
+      if (errorCode(error) !== 'EEXIST' || attempt > 0) throw error;
+    }
+    const pid = Number((await readFile(path, 'utf8').catch(() => '')).trim());
+    if (Number.isInteger(pid) && pid > 0 && isRunning(pid)) {
+      throw new LocalStackError(
+        `Another local stack (pid ${pid}) is using ${displayPath(dataDir)}. Stop it, or set LOCAL_DATA_DIR to another folder or LOCAL_DATA=memory.`,
+      );
+    }
+    await unlink(path).catch(() => undefined);
+  }
+}
+
+function describeStoreFault(error: unknown, endpoint: string, external: boolean): LocalStackError | undefined {
+  const code = networkErrorCode(error);
+  const where = external ? `DynamoDB at ${endpoint} (DYNAMODB_ENDPOINT)` : `the embedded DynamoDB at ${endpoint}`;
+  return code ? new LocalStackError(`Cannot reach ${where} (${code}).`, { cause: error }) : undefined;
+}
+
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const log = options.log ?? (() => undefined);
+  const memory = options.data === 'memory';
+  const dataDir = memory ? undefined : (options.dataDir ?? DEFAULT_DATA_DIR);
+  const tableName = options.tableName ?? LOCAL_TABLE_NAME;
+  const region = options.region ?? regionFrom(process.env);
+  const external = { dynamodb: options.dynamodbEndpoint, ses: options.sesEndpoint };
+
+  const cleanups: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  };
+
+  try {
+    // Ports first, so a taken one fails fast and before any data is touched. Until the handler
+    // is in place the API answers 503, and `GET /` says it is not ready.
+    let index: Record<string, unknown> = {};
+    const problemTypeBase = (options.serviceEnv?.PROBLEM_TYPE_BASE ?? process.env.PROBLEM_TYPE_BASE)?.trim();
+    const api = createApiServer({ region, index: () => index, log, ...(problemTypeBase && { problemTypeBase }) });
+    const apiPort = await claimPort(options.port ?? DEFAULT_PORTS.PORT, 'PORT', () => listen(api.server, options.port ?? DEFAULT_PORTS.PORT));
+    cleanups.push(() => closeServer(api.server));
+    const apiUrl = `http://${LOOPBACK}:${apiPort}`;
+
+    if (dataDir) await mkdir(dataDir, { recursive: true });
+    let dynamodbEndpoint: string;
+    if (external.dynamodb) {
+      dynamodbEndpoint = external.dynamodb;
+      log(`DynamoDB  ${dynamodbEndpoint} (DYNAMODB_ENDPOINT)`);
+    } else {
+      const dynamodbPath = dataDir === undefined ? undefined : join(dataDir, 'dynamodb');
+      if (dataDir && dynamodbPath) {
+        await mkdir(dynamodbPath, { recursive: true });
+        cleanups.push(await lockDataDir(dataDir));
+      }
+      const port = options.dynamodbPort ?? DEFAULT_PORTS.DYNAMODB_PORT;
+      const dynamo: RunningService = await claimPort(port, 'DYNAMODB_PORT', () =>
+        startDynamoDb({ port, ...(dynamodbPath && { path: dynamodbPath }) }),
+      );
+      cleanups.push(() => dynamo.close());
+      dynamodbEndpoint = dynamo.endpoint;
+      log(`DynamoDB  ${dynamodbEndpoint} (dynalite, ${dynamodbPath ? `data in ${displayPath(dynamodbPath)}` : 'in memory'})`);
+    }
+
+    let sesUrl: string;
+    let viewerUrl: string | undefined;
+    if (external.ses) {
+      sesUrl = external.ses;
+      log(`SES       ${sesUrl} (SES_ENDPOINT)`);
+    } else {
+      const port = options.sesPort ?? DEFAULT_PORTS.SES_PORT;
+      const ses = await claimPort(port, 'SES_PORT', () => startSesEmulator({ port }));
+      cleanups.push(() => ses.close());
+      sesUrl = ses.endpoint;
+      viewerUrl = `${ses.endpoint}/`;
+      log(`SES       ${sesUrl} (aws-ses-v2-local, viewer at ${viewerUrl})`);
+    }
+
+    usePlaceholderCredentials(process.env, [dynamodbEndpoint, sesUrl]);
+
+    const tableClient = new DynamoDBClient({ region, endpoint: dynamodbEndpoint, maxAttempts: 2 });
+    const documents = createDynamoDbClient({ region, dynamodbEndpoint });
+    let demoState: DemoState;
+    try {
+      const table = await ensureTable(tableClient, tableName);
+      log(`Table     ${tableName} (${table})`);
+      demoState = await ensureDemo(
+        new DynamoDbAdminStore(documents, tableName),
+        { tableName, dynamodb: external.dynamodb ?? 'embedded' },
+        dataDir,
+      );
+    } catch (error) {
+      throw describeStoreFault(error, dynamodbEndpoint, external.dynamodb !== undefined) ?? error;
+    } finally {
+      tableClient.destroy();
+      documents.destroy();
+    }
+
+    // A local operator expects `key revoke` to bite at once, so the auth cache is off unless
+    // asked for; and CloudWatch metric documents on the console help no one on a laptop.
+    const serviceEnv: Record<string, string> = {
+      AUTH_CACHE_SECONDS: process.env.AUTH_CACHE_SECONDS ?? '0',
+      POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
+      ...options.serviceEnv,
+      TABLE_NAME: tableName,
+      AWS_REGION: region,
+      DYNAMODB_ENDPOINT: dynamodbEndpoint,
+      SES_ENDPOINT: sesUrl,
+    };
+    const restoreEnv = rememberEnv(serviceEnv);
+    cleanups.push(async () => restoreEnv());
+    const { handler, sendPath } = await loadHandler(serviceEnv);
+    const sendUrl = `${apiUrl}${sendPath}`;
+    index = {
+      service: 'email-send-api (local)',
+      endpoints: [{ method: 'POST', url: sendUrl }],
+      ...(viewerUrl && { mailViewer: viewerUrl }),
+      dynamodb: dynamodbEndpoint,
+      table: tableName,
+    };
+    api.setHandler(handler);
+
+    const demo = demoState.status === 'broken' ? undefined : { ...demoState.demo, status: demoState.status, curl: curlCommand(sendUrl, demoState.demo) };
+    return {
+      apiUrl,
+      sendUrl,
+      sesUrl,
+      viewerUrl,
+      dynamodbEndpoint,
+      tableName,
+      dataDir,
+      demo,
+      demoProblem: demoState.status === 'broken' ? demoState.reason : undefined,
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}

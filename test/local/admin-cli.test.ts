@@ -1,0 +1,242 @@
+/**
+ * The admin command line (CONTRACT section 8) through `runAdmin`, the code `npm run admin` runs,
+ * against dynalite: each command's human line and `--json` object, and the exit code of each
+ * kind of error.
+ */
+import { randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { EXIT_CODES } from '../../infra/local/admin-cli';
+import type { RunningService } from '../../infra/local/emulators';
+import { ensureTable, startDynamoDb } from '../../infra/local/emulators';
+import type { AdminResult } from './helpers';
+import { admin, adminJson, freePort } from './helpers';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const ABSENT = '00000000-0000-4000-8000-000000000000';
+
+let dynamo: RunningService;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  dynamo = await startDynamoDb();
+  env = { DYNAMODB_ENDPOINT: dynamo.endpoint, TABLE_NAME: 'admin-cli-test' };
+  const client = new DynamoDBClient({ region: 'us-east-1', endpoint: dynamo.endpoint });
+  await ensureTable(client, env.TABLE_NAME!);
+  client.destroy();
+});
+afterAll(async () => dynamo.close());
+
+const run = (...argv: string[]) => admin(env, ...argv);
+
+function expectFailure(result: AdminResult, exitCode: number, message: RegExp): void {
+  expect(result.code).toBe(exitCode);
+  expect(result.stdout).toBe('');
+  expect(result.stderr).toMatch(message);
+}
+
+async function newOrg(): Promise<string> {
+  return (await adminJson(env, 'org', 'create', '--name', 'Acme')).id as string;
+}
+async function newUser(): Promise<string> {
+  return (await adminJson(env, 'user', 'create', '--email', `${randomUUID()}@example.net`)).id as string;
+}
+
+describe('org create', () => {
+  it('prints {"id"} with --json and a human line naming the id otherwise', async () => {
+    const json = await adminJson(env, 'org', 'create', '--name', 'Acme');
+    expect(json).toEqual({ id: expect.stringMatching(UUID) });
+    const human = await run('org', 'create', '--name', 'Globex');
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(new RegExp(`^Organization "Globex" created with id ${UUID.source.slice(1, -1)}\\n$`));
+  });
+
+  it('takes --id in any case and stores it canonical; a taken id is a conflict (4)', async () => {
+    const id = randomUUID();
+    expect(await adminJson(env, 'org', 'create', '--name', 'Initech', '--id', id.toUpperCase())).toEqual({ id });
+    expectFailure(await run('org', 'create', '--name', 'Again', '--id', id), EXIT_CODES.conflict, /^error: .*already exists\n$/);
+  });
+
+  it('refuses a malformed id (1) and a missing --name (1)', async () => {
+    expectFailure(await run('org', 'create', '--name', 'X', '--id', 'not-a-uuid'), EXIT_CODES.invalid, /must be a UUID/);
+    expectFailure(await run('org', 'create'), EXIT_CODES.invalid, /required option '--name <name>' not specified/);
+  });
+});
+
+describe('user create', () => {
+  it('prints {"id"} with --json; a human line otherwise', async () => {
+    expect(await adminJson(env, 'user', 'create', '--email', `${randomUUID()}@example.net`)).toEqual({ id: expect.stringMatching(UUID) });
+    const human = await run('user', 'create', '--email', 'grace@example.net');
+    expect(human).toMatchObject({ code: 0, stderr: '' });
+    expect(human.stdout).toMatch(/^User grace@example\.net created with id [0-9a-f-]{36}\n$/);
+  });
+
+  it('refuses a taken email (4) and an invalid one (1)', async () => {
+    await adminJson(env, 'user', 'create', '--email', 'ada@example.net');
+    expectFailure(await run('user', 'create', '--email', 'ada@example.net'), EXIT_CODES.conflict, /already exists/);
+    expectFailure(await run('user', 'create', '--email', 'not an address'), EXIT_CODES.invalid, /not a valid email address/);
+  });
+});
+
+describe('member add / remove', () => {
+  it('adds and removes, printing the membership as JSON', async () => {
+    const [org, user] = [await newOrg(), await newUser()];
+    expect(await adminJson(env, 'member', 'add', '--org', org, '--user', user)).toEqual({ organizationId: org, userId: user, member: true });
+    expect(await adminJson(env, 'member', 'remove', '--org', org, '--user', user)).toEqual({ organizationId: org, userId: user, member: false });
+    const human = await run('member', 'add', '--org', org, '--user', user);
+    expect(human.stdout).toBe(`User ${user} is now a member of Organization ${org}\n`);
+  });
+
+  it('reports an unknown user or Organization, or a missing membership, as not found (3)', async () => {
+    const [org, user] = [await newOrg(), await newUser()];
+    expectFailure(await run('member', 'add', '--org', org, '--user', ABSENT), EXIT_CODES.notFound, /no user with id/);
+    expectFailure(await run('member', 'add', '--org', ABSENT, '--user', user), EXIT_CODES.notFound, /no Organization with id/);
+    expectFailure(await run('member', 'remove', '--org', org, '--user', user), EXIT_CODES.notFound, /is not a member/);
+  });
+
+  it('refuses a malformed id (1)', async () => {
+    expectFailure(await run('member', 'add', '--org', 'acme', '--user', ABSENT), EXIT_CODES.invalid, /must be a UUID/);
+  });
+});
+
+describe('sender add / remove', () => {
+  it('stores a domain lower-cased and an exact address, and prints them', async () => {
+    const org = await newOrg();
+    expect(await adminJson(env, 'sender', 'add', '--org', org, '--domain', 'Example.COM')).toEqual({
+      organizationId: org,
+      sender: 'example.com',
+      type: 'domain',
+      allowed: true,
+    });
+    expect(await adminJson(env, 'sender', 'add', '--org', org, '--address', 'Billing@Acme.test')).toEqual({
+      organizationId: org,
+      sender: 'billing@acme.test',
+      type: 'address',
+      allowed: true,
+    });
+    expect(await adminJson(env, 'sender', 'remove', '--org', org, '--domain', 'example.com')).toMatchObject({ sender: 'example.com', allowed: false });
+    expect((await run('sender', 'remove', '--org', org, '--address', 'billing@acme.test')).stdout).toBe(
+      `Organization ${org} may no longer send from billing@acme.test\n`,
+    );
+  });
+
+  it('needs exactly one of --domain and --address (1), a real domain (1), a known Organization (3)', async () => {
+    const org = await newOrg();
+    expectFailure(await run('sender', 'add', '--org', org), EXIT_CODES.invalid, /one of --domain D or --address A is required/);
+    expectFailure(await run('sender', 'add', '--org', org, '--domain', 'a.test', '--address', 'x@a.test'), EXIT_CODES.invalid, /cannot be used with/);
+    expectFailure(await run('sender', 'add', '--org', org, '--domain', 'not a domain'), EXIT_CODES.invalid, /is not a domain name/);
+    expectFailure(await run('sender', 'add', '--org', ABSENT, '--domain', 'a.test'), EXIT_CODES.notFound, /no Organization/);
+    expectFailure(await run('sender', 'remove', '--org', org, '--domain', 'never-added.test'), EXIT_CODES.notFound, /is not a sender identity/);
+  });
+});
+
+describe('key generate / rotate / show / revoke', () => {
+  it('goes through a key lifecycle, printing the plain key only when it is made', async () => {
+    const user = await newUser();
+    const outputs: string[] = [];
+    const step = async (...argv: string[]) => {
+      const result = await run(...argv);
+      outputs.push(result.stdout, result.stderr);
+      return result;
+    };
+
+    const generated = await step('key', 'generate', '--user', user, '--json');
+    const { key } = JSON.parse(generated.stdout) as { key: string };
+    expect(JSON.parse(generated.stdout)).toEqual({ key: expect.stringMatching(/^tme_[0-9A-Za-z]{49}$/) });
+
+    expectFailure(await step('key', 'generate', '--user', user), EXIT_CODES.conflict, /already has a key; use "key rotate"/);
+
+    const shown = await step('key', 'show', '--user', user, '--json');
+    expect(JSON.parse(shown.stdout)).toEqual({ userId: user, masked: `tme_…${key.slice(-4)}`, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    expect((await step('key', 'show', '--user', user)).stdout).toMatch(new RegExp(`^User ${user} has key tme_…${key.slice(-4)}, created \\S+\\n$`));
+
+    const rotated = await step('key', 'rotate', '--user', user);
+    const newKey = /(tme_[0-9A-Za-z]{49})\n$/.exec(rotated.stdout)?.[1];
+    expect(newKey).toBeDefined();
+    expect(newKey).not.toBe(key);
+    expect(rotated.stdout).toMatch(/^New API key for user .* the old one no longer works/);
+    expect(JSON.parse((await step('key', 'show', '--user', user, '--json')).stdout).masked).toBe(`tme_…${newKey!.slice(-4)}`);
+
+    expect(await step('key', 'revoke', '--user', user, '--json')).toMatchObject({ code: 0, stdout: `${JSON.stringify({ userId: user, revoked: true })}\n` });
+    expectFailure(await step('key', 'show', '--user', user), EXIT_CODES.notFound, /has no key/);
+    expectFailure(await step('key', 'revoke', '--user', user), EXIT_CODES.notFound, /has no key/);
+    expectFailure(await step('key', 'rotate', '--user', user), EXIT_CODES.notFound, /use "key generate"/);
+
+    // Each plain key appeared in exactly one output: the one that created it.
+    const all = outputs.join('\n');
+    expect(all.split(key).length - 1).toBe(1);
+    expect(all.split(newKey!).length - 1).toBe(1);
+  });
+
+  it('rotate prints {"key"} with --json', async () => {
+    const user = await newUser();
+    await adminJson(env, 'key', 'generate', '--user', user);
+    expect(await adminJson(env, 'key', 'rotate', '--user', user)).toEqual({ key: expect.stringMatching(/^tme_/) });
+  });
+
+  it('reports an unknown user (3) and a malformed id (1)', async () => {
+    expectFailure(await run('key', 'generate', '--user', ABSENT), EXIT_CODES.notFound, /no user with id/);
+    expectFailure(await run('key', 'show', '--user', '42'), EXIT_CODES.invalid, /must be a UUID/);
+  });
+});
+
+describe('output and errors', () => {
+  it('with --json, an error is one JSON object on stderr', async () => {
+    const result = await run('key', 'show', '--user', ABSENT, '--json');
+    expect(result.code).toBe(EXIT_CODES.notFound);
+    expect(result.stdout).toBe('');
+    expect(JSON.parse(result.stderr)).toEqual({ error: { code: 'not_found', message: `no user with id ${ABSENT}` } });
+  });
+
+  it('accepts --json before the command too', async () => {
+    const result = await run('--json', 'org', 'create', '--name', 'Early');
+    expect(JSON.parse(result.stdout)).toEqual({ id: expect.stringMatching(UUID) });
+  });
+
+  const levels = [[], ['org'], ['user'], ['member'], ['sender'], ['key'], ['org', 'create'], ['user', 'create'], ['member', 'remove'], ['sender', 'add'], ['key', 'show']];
+  it.each(levels.map((path) => [path.join(' ') || '(top level)', path] as const))(
+    'prints help for %s on stdout and exits 0',
+    async (_name, path) => {
+      const result = await run(...path, '--help');
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(result.stdout).toContain(`Usage: npm run --silent admin -- ${path.join(' ')}`.trimEnd());
+      expect(result.stdout).toContain('--json');
+    },
+  );
+
+  it('shows usage and exits 1 without a command or with an unknown one', async () => {
+    const none = await run();
+    expect(none.code).toBe(EXIT_CODES.invalid);
+    expect(none.stderr).toContain('Usage: npm run --silent admin --');
+    expectFailure(await run('orgs', 'create'), EXIT_CODES.invalid, /unknown command 'orgs'/);
+  });
+
+  it('exits 5 naming "npm start" when the local DynamoDB is not running', async () => {
+    const result = await admin({ DYNAMODB_PORT: String(await freePort()) }, 'org', 'create', '--name', 'Nowhere');
+    expectFailure(result, EXIT_CODES.unavailable, /cannot reach the local DynamoDB at http:\/\/127\.0\.0\.1:\d+: start the local stack with "npm start"/);
+  });
+
+  it('exits 5 when the table does not exist', async () => {
+    const result = await admin({ ...env, TABLE_NAME: 'no-such-table' }, 'org', 'create', '--name', 'Nowhere', '--json');
+    expect(result.code).toBe(EXIT_CODES.unavailable);
+    expect(JSON.parse(result.stderr).error.message).toMatch(/table "no-such-table" does not exist/);
+  });
+
+  it('exits 1 for a malformed DYNAMODB_PORT', async () => {
+    expectFailure(await admin({ DYNAMODB_PORT: 'eighty' }, 'org', 'create', '--name', 'X'), EXIT_CODES.invalid, /DYNAMODB_PORT must be a port number/);
+  });
+
+  it('--table NAME targets that table (here through DYNAMODB_ENDPOINT), not the local default', async () => {
+    const client = new DynamoDBClient({ region: 'us-east-1', endpoint: dynamo.endpoint });
+    await ensureTable(client, 'deployed-table');
+    client.destroy();
+    const target = { DYNAMODB_ENDPOINT: dynamo.endpoint };
+    const { id } = await adminJson(target, 'org', 'create', '--name', 'Deployed', '--table', 'deployed-table');
+    expect(await admin(target, 'member', 'add', '--org', id, '--user', ABSENT, '--table', 'deployed-table')).toMatchObject({
+      code: EXIT_CODES.notFound,
+    });
+    // The local default table has no such Organization.
+    const local = await admin({ ...target, TABLE_NAME: env.TABLE_NAME }, 'sender', 'add', '--org', id, '--domain', 'a.test');
+    expectFailure(local, EXIT_CODES.notFound, /no Organization/);
+  });
+});

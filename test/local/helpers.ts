@@ -1,0 +1,148 @@
+/**
+ * Shared by the local-stack suites: a stack on free ports, the admin CLI called through
+ * `runAdmin` exactly as `npm run admin` does, and the SES emulator's store.
+ */
+import { createServer } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
+import { expect } from '@jest/globals';
+import { runAdmin } from '../../infra/local/admin-cli';
+import type { LocalStack, LocalStackOptions } from '../../infra/local/stack';
+import { startLocalStack } from '../../infra/local/stack';
+
+export interface TestStack extends LocalStack {
+  /** Every progress and access-log line the stack printed. */
+  readonly logs: string[];
+}
+
+export async function startTestStack(options: LocalStackOptions = {}): Promise<TestStack> {
+  const logs: string[] = [];
+  const stack = await startLocalStack({
+    port: 0,
+    dynamodbPort: 0,
+    sesPort: 0,
+    data: 'memory',
+    ...options,
+    serviceEnv: { AUTH_CACHE_SECONDS: '0', ...options.serviceEnv },
+    log: (line) => logs.push(line),
+  });
+  return { ...stack, logs };
+}
+
+export interface AdminResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** The environment that points the admin CLI at a stack's table, as an operator would set it. */
+export function adminEnv(stack: Pick<LocalStack, 'dynamodbEndpoint' | 'tableName'>): Record<string, string> {
+  return { DYNAMODB_ENDPOINT: stack.dynamodbEndpoint, TABLE_NAME: stack.tableName };
+}
+
+export async function admin(env: Record<string, string | undefined>, ...argv: string[]): Promise<AdminResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runAdmin(argv, {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    env,
+  });
+  return { code, stdout, stderr };
+}
+
+/** Runs an admin command with --json that must succeed, and returns its one JSON object. */
+export async function adminJson(env: Record<string, string | undefined>, ...argv: string[]): Promise<Record<string, any>> {
+  const result = await admin(env, ...argv, '--json');
+  expect(result).toMatchObject({ code: 0, stderr: '' });
+  expect(result.stdout.endsWith('\n')).toBe(true);
+  expect(result.stdout.trim().split('\n')).toHaveLength(1);
+  return JSON.parse(result.stdout) as Record<string, any>;
+}
+
+export interface Tenant {
+  readonly organizationId: string;
+  readonly userId: string;
+  readonly apiKey: string;
+}
+
+/** An Organization with one member holding a key and `example.com` as sender, made with the CLI. */
+export async function provisionTenant(env: Record<string, string>, senders: readonly string[] = ['example.com']): Promise<Tenant> {
+  const { id: organizationId } = await adminJson(env, 'org', 'create', '--name', 'Acme');
+  const { id: userId } = await adminJson(env, 'user', 'create', '--email', `${Math.random().toString(36).slice(2)}@users.example.net`);
+  await adminJson(env, 'member', 'add', '--org', organizationId, '--user', userId);
+  for (const sender of senders) {
+    await adminJson(env, 'sender', 'add', '--org', organizationId, sender.includes('@') ? '--address' : '--domain', sender);
+  }
+  const { key: apiKey } = await adminJson(env, 'key', 'generate', '--user', userId);
+  return { organizationId, userId, apiKey };
+}
+
+export function messageBody(organizationId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    OrganizationId: organizationId,
+    Messages: [{ From: 'noreply@example.com', To: ['alice@example.org'], Subject: 'Your receipt', TextContent: 'Thanks for your order.', ...overrides }],
+  };
+}
+
+/** POSTs JSON to the send endpoint as a client would. */
+export function send(stack: LocalStack, apiKey: string | undefined, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(stack.sendUrl, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      ...(apiKey !== undefined && { Authorization: `Bearer ${apiKey}` }),
+      ...headers,
+    },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+export interface StoredEmail {
+  messageId: string;
+  from: string;
+  destination: { to: string[]; cc: string[]; bcc: string[] };
+  subject: string;
+  body: { text?: string; html?: string };
+  at: number;
+}
+
+export async function sentEmails(sesUrl: string): Promise<StoredEmail[]> {
+  const response = await fetch(`${sesUrl}/store`);
+  return ((await response.json()) as { emails: StoredEmail[] }).emails;
+}
+
+export async function clearEmails(sesUrl: string): Promise<void> {
+  const response = await fetch(`${sesUrl}/clear-store`, { method: 'POST' });
+  expect(response.status).toBe(200);
+}
+
+/** A port nothing listens on right now (the tests bind it moments later). */
+export async function freePort(): Promise<number> {
+  const server = await occupyPort(0);
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Holds a port on 127.0.0.1 until closed, as another program would. */
+export function occupyPort(port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
+
+export function closePort(server: Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/** Checks the response is an RFC 9457 problem document with that status, and returns it. */
+export async function expectProblem(response: Response, status: number): Promise<Record<string, any>> {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toBe('application/problem+json');
+  const body = (await response.json()) as Record<string, any>;
+  expect(body).toMatchObject({ status, title: expect.any(String), type: expect.stringMatching(/^https:\/\/.+\/problems\/[a-z-]+$/) });
+  expect(JSON.stringify(body)).not.toMatch(/at .+\.(ts|js):\d+/);
+  return body;
+}

@@ -1,0 +1,257 @@
+/**
+ * The local stack as a newcomer meets it: started in-process on free ports, provisioned through
+ * the admin CLI's own code path, called over real HTTP with `fetch`, and checked against what
+ * reached the SES emulator. Every status of the contract that HTTP alone can produce.
+ */
+import { execFile } from 'node:child_process';
+import { request } from 'node:http';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import type { Tenant, TestStack } from './helpers';
+import { admin, adminEnv, adminJson, clearEmails, expectProblem, messageBody, provisionTenant, send, sentEmails, startTestStack } from './helpers';
+
+const run = promisify(execFile);
+
+let stack: TestStack;
+let env: Record<string, string>;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  env = adminEnv(stack);
+  tenant = await provisionTenant(env, ['example.com', 'billing@acme.test']);
+});
+afterAll(async () => stack.stop());
+beforeEach(async () => clearEmails(stack.sesUrl));
+
+describe('startLocalStack', () => {
+  it('answers GET / with an index naming the endpoint and the mail viewer, for readiness checks', async () => {
+    const response = await fetch(`${stack.apiUrl}/`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({
+      ready: true,
+      endpoints: [{ method: 'POST', url: `${stack.apiUrl}/v1.2/email/send` }],
+      mailViewer: stack.viewerUrl,
+    });
+  });
+
+  it('serves the mail viewer at the SES emulator root', async () => {
+    const response = await fetch(stack.viewerUrl!);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+  });
+
+  it('prints a demo curl command that returns 200 as printed and delivers the message', async () => {
+    expect(stack.demo?.status).toBe('created');
+    const { stdout } = await run('sh', ['-c', stack.demo!.curl], { timeout: 10_000 });
+    expect(stdout).toMatch(/^HTTP\/1\.1 200 OK\r?$/m);
+    const result = JSON.parse(stdout.slice(stdout.indexOf('{')));
+    expect(result).toMatchObject({ OrganizationId: stack.demo!.organizationId, Messages: [{ Index: 0, Status: 'Sent' }] });
+    const emails = await sentEmails(stack.sesUrl);
+    expect(emails).toHaveLength(1);
+    expect(emails[0]).toMatchObject({
+      messageId: result.Messages[0].MessageId,
+      from: 'hello@example.com',
+      destination: { to: ['you@example.org'] },
+      subject: 'Hello from the local stack',
+    });
+  });
+
+  it('never writes an API key to its log', async () => {
+    await send(stack, tenant.apiKey, messageBody(tenant.organizationId));
+    await send(stack, 'tme_not-a-real-key', messageBody(tenant.organizationId));
+    expect(stack.logs.some((line) => line.includes('POST /v1.2/email/send 200'))).toBe(true);
+    expect(stack.logs.join('\n')).not.toMatch(/tme_/);
+  });
+});
+
+describe('POST /v1.2/email/send over HTTP', () => {
+  it('sends the message: 200 with the SES message id, and the email is in the emulator', async () => {
+    const response = await send(stack, tenant.apiKey, messageBody(tenant.organizationId, { Cc: ['carol@example.org'], HtmlContent: '<p>Thanks</p>' }));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const body = (await response.json()) as any;
+    const emails = await sentEmails(stack.sesUrl);
+    expect(emails).toHaveLength(1);
+    expect(body).toEqual({ OrganizationId: tenant.organizationId, Messages: [{ Index: 0, Status: 'Sent', MessageId: emails[0]!.messageId }] });
+    expect(emails[0]).toMatchObject({
+      from: 'noreply@example.com',
+      destination: { to: ['alice@example.org'], cc: ['carol@example.org'], bcc: [] },
+      subject: 'Your receipt',
+      body: { text: 'Thanks for your order.', html: '<p>Thanks</p>' },
+    });
+  });
+
+  it('accepts an exact sender address identity and a charset parameter', async () => {
+    const response = await send(stack, tenant.apiKey, messageBody(tenant.organizationId, { From: 'billing@acme.test' }), {
+      'Content-Type': 'application/json; charset=utf-8',
+    });
+    expect(response.status).toBe(200);
+    expect((await sentEmails(stack.sesUrl)).map((e) => e.from)).toEqual(['billing@acme.test']);
+  });
+
+  it('400: lists every problem with its JSON pointer and sends nothing', async () => {
+    const body = messageBody(tenant.organizationId, { To: ['not-an-address'], Subject: '' });
+    const problem = await expectProblem(await send(stack, tenant.apiKey, body), 400);
+    const pointers = (problem.errors as { pointer: string }[]).map((e) => e.pointer);
+    expect(pointers).toEqual(expect.arrayContaining(['/Messages/0/To/0', '/Messages/0/Subject']));
+    expect(await sentEmails(stack.sesUrl)).toHaveLength(0);
+  });
+
+  it('400: a body that is not JSON', async () => {
+    await expectProblem(await send(stack, tenant.apiKey, '{"OrganizationId":'), 400);
+  });
+
+  it('401 without credentials, with WWW-Authenticate naming the Bearer realm', async () => {
+    const response = await send(stack, undefined, messageBody(tenant.organizationId));
+    await expectProblem(response, 401);
+    expect(response.headers.get('www-authenticate')).toMatch(/^Bearer realm="[^"]+"$/);
+  });
+
+  it('401 with an unknown key or another scheme, with error="invalid_token", and the key is not echoed', async () => {
+    const unknown = await send(stack, `${tenant.apiKey.slice(0, -1)}x`, messageBody(tenant.organizationId));
+    expect(JSON.stringify(await expectProblem(unknown, 401))).not.toContain(tenant.apiKey.slice(4, 20));
+    expect(unknown.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+
+    const basic = await send(stack, undefined, messageBody(tenant.organizationId), { Authorization: `Basic ${tenant.apiKey}` });
+    await expectProblem(basic, 401);
+    expect(basic.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    expect(await sentEmails(stack.sesUrl)).toHaveLength(0);
+  });
+
+  it('403 alike for an Organization the caller is not in and one that does not exist', async () => {
+    const { id: other } = await adminJson(env, 'org', 'create', '--name', 'Other');
+    const notMember = await expectProblem(await send(stack, tenant.apiKey, messageBody(other)), 403);
+    const unknown = await expectProblem(await send(stack, tenant.apiKey, messageBody('00000000-0000-4000-8000-000000000000')), 403);
+    expect({ ...unknown, requestId: undefined }).toEqual({ ...notMember, requestId: undefined });
+    expect(await sentEmails(stack.sesUrl)).toHaveLength(0);
+  });
+
+  it('403 for a From outside the sender identities, naming the message, nothing sent', async () => {
+    const [allowed] = messageBody(tenant.organizationId).Messages as Record<string, unknown>[];
+    const body = { OrganizationId: tenant.organizationId, Messages: [allowed, { ...allowed, From: 'ceo@elsewhere.test' }] };
+    const problem = await expectProblem(await send(stack, tenant.apiKey, body), 403);
+    expect(problem.errors).toEqual([expect.objectContaining({ pointer: '/Messages/1/From' })]);
+    expect(await sentEmails(stack.sesUrl)).toHaveLength(0);
+  });
+
+  it('404 for an unknown path', async () => {
+    await expectProblem(await fetch(`${stack.apiUrl}/v1.2/email/sned`, { method: 'POST' }), 404);
+    await expectProblem(await fetch(`${stack.apiUrl}/v1.2/email/send/extra`), 404);
+  });
+
+  it('405 with Allow: POST for other methods on the path', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE']) {
+      const response = await fetch(stack.sendUrl, { method });
+      await expectProblem(response, 405);
+      expect(response.headers.get('allow')).toBe('POST');
+    }
+  });
+
+  it('413 from the handler for a body over its limit (5 MiB), nothing sent', async () => {
+    const body = JSON.stringify(messageBody(tenant.organizationId, { TextContent: 'x'.repeat(5 * 1024 * 1024) }));
+    await expectProblem(await send(stack, tenant.apiKey, body), 413);
+    expect(await sentEmails(stack.sesUrl)).toHaveLength(0);
+  });
+
+  it('413 from the gateway for a streamed body past 10 MiB, without reading it all, and keeps serving', async () => {
+    const chunk = Buffer.alloc(1024 * 1024, 'x');
+    const limit = 64 * chunk.length;
+    const { status, body, written } = await new Promise<{ status: number; body: string; written: number }>((resolve, reject) => {
+      let written = 0;
+      let answered = false;
+      const req = request(stack.sendUrl, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+        answered = true;
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (part: string) => (text += part));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body: text, written });
+          req.destroy();
+        });
+      });
+      // Once answered, the server may cut the connection while this side is still writing.
+      req.on('error', (error) => answered || reject(error));
+      // Chunked, no Content-Length: only counting while reading can catch it.
+      const pump = () => {
+        while (!answered && written < limit) {
+          written += chunk.length;
+          if (!req.write(chunk)) return void req.once('drain', pump);
+        }
+        if (!answered) req.end();
+      };
+      pump();
+    });
+    expect(status).toBe(413);
+    expect(JSON.parse(body)).toMatchObject({ status: 413, title: 'Request body too large' });
+    expect(written).toBeLessThan(limit);
+    expect((await fetch(`${stack.apiUrl}/`)).status).toBe(200);
+  });
+
+  it('413 from the gateway at once when Content-Length is over 10 MiB', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(stack.sendUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(11 * 1024 * 1024) } });
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+        req.destroy();
+      });
+      req.on('error', reject);
+      req.write('{');
+    });
+    expect(status).toBe(413);
+  });
+
+  it('415 for a body that is not declared as JSON', async () => {
+    await expectProblem(await send(stack, tenant.apiKey, messageBody(tenant.organizationId), { 'Content-Type': 'text/plain' }), 415);
+    expect(await sentEmails(stack.sesUrl)).toHaveLength(0);
+  });
+});
+
+describe('Idempotency-Key over HTTP', () => {
+  it('replays the first response without sending again, and refuses another body with 422', async () => {
+    const headers = { 'Idempotency-Key': `order-${Date.now()}` };
+    const first = await send(stack, tenant.apiKey, messageBody(tenant.organizationId), headers);
+    expect(first.status).toBe(200);
+    const firstBody = await first.json();
+
+    const replay = await send(stack, tenant.apiKey, messageBody(tenant.organizationId), headers);
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await replay.json()).toEqual(firstBody);
+
+    await expectProblem(await send(stack, tenant.apiKey, messageBody(tenant.organizationId, { Subject: 'Changed' }), headers), 422);
+    expect(await sentEmails(stack.sesUrl)).toHaveLength(1);
+  });
+});
+
+describe('admin changes take effect at once (AUTH_CACHE_SECONDS=0)', () => {
+  it('key rotate: the old key is refused, the new one works', async () => {
+    const t = await provisionTenant(env);
+    expect((await send(stack, t.apiKey, messageBody(t.organizationId))).status).toBe(200);
+    const { key } = await adminJson(env, 'key', 'rotate', '--user', t.userId);
+    expect(key).not.toBe(t.apiKey);
+    await expectProblem(await send(stack, t.apiKey, messageBody(t.organizationId)), 401);
+    expect((await send(stack, key, messageBody(t.organizationId))).status).toBe(200);
+    expect(await sentEmails(stack.sesUrl)).toHaveLength(2);
+  });
+
+  it('key revoke: the key is refused', async () => {
+    const t = await provisionTenant(env);
+    expect((await send(stack, t.apiKey, messageBody(t.organizationId))).status).toBe(200);
+    expect(await admin(env, 'key', 'revoke', '--user', t.userId)).toMatchObject({ code: 0 });
+    const response = await send(stack, t.apiKey, messageBody(t.organizationId));
+    await expectProblem(response, 401);
+    expect(response.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+  });
+
+  it('member remove and sender remove: 403 at once', async () => {
+    const t = await provisionTenant(env, ['example.com', 'ops@acme.test']);
+    await adminJson(env, 'sender', 'remove', '--org', t.organizationId, '--domain', 'example.com');
+    await expectProblem(await send(stack, t.apiKey, messageBody(t.organizationId)), 403);
+    expect((await send(stack, t.apiKey, messageBody(t.organizationId, { From: 'ops@acme.test' }))).status).toBe(200);
+    await adminJson(env, 'member', 'remove', '--org', t.organizationId, '--user', t.userId);
+    await expectProblem(await send(stack, t.apiKey, messageBody(t.organizationId, { From: 'ops@acme.test' })), 403);
+  });
+});

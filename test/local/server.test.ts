@@ -1,0 +1,192 @@
+/**
+ * The local gateway alone: the payload v2 event and Lambda context it builds from real HTTP
+ * requests, and how it writes handler results back. A recording handler stands in for the
+ * function, since what is under test is the translation, not the service.
+ */
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import type { ApiServer, LambdaHandler } from '../../infra/local/server';
+import { createApiServer } from '../../infra/local/server';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+let api: ApiServer;
+let base: string;
+let calls: { event: APIGatewayProxyEventV2; context: Context; remainingAtCall: number }[];
+let answer: LambdaHandler;
+const record = (result: APIGatewayProxyResultV2): LambdaHandler => async (event, context) => {
+  calls.push({ event, context, remainingAtCall: context.getRemainingTimeInMillis() });
+  return result;
+};
+
+beforeAll(async () => {
+  api = createApiServer({ index: () => ({ service: 'test' }), region: 'eu-west-1', functionName: 'send-test' });
+  await new Promise<void>((resolve) => api.server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  api.server.closeAllConnections();
+  await new Promise((resolve) => api.server.close(resolve));
+});
+afterEach(() => {
+  calls = [];
+});
+calls = [];
+
+/** A plain node:http request, so repeated headers (array values) and exact bytes can be sent. */
+function raw(
+  path: string,
+  options: { method?: string; headers?: Record<string, string | string[]>; body?: Buffer },
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}${path}`, { method: options.method ?? 'GET', headers: options.headers ?? {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+describe('createApiServer before the stack is ready', () => {
+  it('answers 503 with a problem document, and GET / says not ready', async () => {
+    const response = await fetch(`${base}/v1.2/email/send`, { method: 'POST' });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('1');
+    expect(await response.json()).toMatchObject({ status: 503, type: expect.stringContaining('/problems/') });
+    const index = await fetch(`${base}/`);
+    expect(index.status).toBe(503);
+    expect(await index.json()).toEqual({ service: 'test', ready: false });
+  });
+});
+
+describe('createApiServer: the event', () => {
+  beforeAll(() => {
+    answer = record({ statusCode: 204 });
+    api.setHandler((event, context) => answer(event, context));
+  });
+
+  it('builds a payload v2 event as API Gateway does', async () => {
+    const before = Date.now();
+    const response = await raw('/v1.2/email/send?a=1&b=x%20y&a=2', {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'X-Custom': ['one', 'two'],
+        Cookie: 'session=abc; theme=dark',
+        'User-Agent': 'curl/8.0',
+      },
+      body: Buffer.from('{"héllo":1}'),
+    });
+    expect(response.status).toBe(204);
+    const [{ event }] = calls as [(typeof calls)[number]];
+    expect(event).toMatchObject({
+      version: '2.0',
+      routeKey: '$default',
+      rawPath: '/v1.2/email/send',
+      rawQueryString: 'a=1&b=x%20y&a=2',
+      queryStringParameters: { a: '1,2', b: 'x y' },
+      cookies: ['session=abc', 'theme=dark'],
+      body: '{"héllo":1}',
+      isBase64Encoded: false,
+      requestContext: {
+        routeKey: '$default',
+        stage: '$default',
+        http: { method: 'POST', path: '/v1.2/email/send', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'curl/8.0' },
+      },
+    });
+    expect(event.headers).toMatchObject({ 'content-type': 'application/json', 'x-custom': 'one,two', 'user-agent': 'curl/8.0' });
+    expect(Object.keys(event.headers).every((name) => name === name.toLowerCase())).toBe(true);
+    expect(event.headers.cookie).toBeUndefined();
+    expect(event.requestContext.requestId).toMatch(UUID);
+    expect(event.requestContext.timeEpoch).toBeGreaterThanOrEqual(before);
+    expect(event.requestContext.time).toMatch(/^\d{2}\/[A-Z][a-z]{2}\/\d{4}:\d{2}:\d{2}:\d{2} \+0000$/);
+  });
+
+  it('passes a non-text body as base64, byte for byte', async () => {
+    const bytes = Buffer.from([0, 255, 128, 10, 13, 0x80, 0xc3]);
+    await raw('/upload', { method: 'PUT', headers: { 'Content-Type': 'application/octet-stream' }, body: bytes });
+    const [{ event }] = calls as [(typeof calls)[number]];
+    expect(event.isBase64Encoded).toBe(true);
+    expect(Buffer.from(event.body!, 'base64')).toEqual(bytes);
+    expect(event.requestContext.http.method).toBe('PUT');
+  });
+
+  it('leaves out body and query parameters when there are none', async () => {
+    await raw('/anything', {});
+    const [{ event }] = calls as [(typeof calls)[number]];
+    expect(event.body).toBeUndefined();
+    expect(event.isBase64Encoded).toBe(false);
+    expect(event.queryStringParameters).toBeUndefined();
+    expect(event.rawQueryString).toBe('');
+    expect(event.cookies).toBeUndefined();
+  });
+
+  it('gives the handler a Lambda-like context counting down from 29 s', async () => {
+    await raw('/v1.2/email/send', { method: 'POST' });
+    const [{ context, remainingAtCall }] = calls as [(typeof calls)[number]];
+    expect(remainingAtCall).toBeLessThanOrEqual(29_000);
+    expect(remainingAtCall).toBeGreaterThan(27_000);
+    expect(context.awsRequestId).toMatch(UUID);
+    expect(context).toMatchObject({ functionName: 'send-test', invokedFunctionArn: expect.stringContaining(':eu-west-1:') });
+  });
+});
+
+describe('createApiServer: the result', () => {
+  const use = (handler: LambdaHandler) => api.setHandler(handler);
+
+  it('writes status, headers, cookies and a base64 body back as bytes', async () => {
+    const bytes = Buffer.from([1, 2, 3, 250]);
+    use(record({ statusCode: 201, headers: { 'X-Thing': 'yes' }, cookies: ['a=1', 'b=2; Path=/'], body: bytes.toString('base64'), isBase64Encoded: true }));
+    const response = await raw('/x', { method: 'POST' });
+    expect(response.status).toBe(201);
+    expect(response.headers['x-thing']).toBe('yes');
+    expect(response.headers['set-cookie']).toEqual(['a=1', 'b=2; Path=/']);
+    expect(response.body).toEqual(bytes);
+  });
+
+  it('treats a plain string result as a 200 JSON body, as API Gateway does', async () => {
+    use(record('{"ok":true}'));
+    const response = await fetch(`${base}/x`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(await response.json()).toEqual({ ok: true });
+  });
+
+  it('answers 502 without internals when the handler throws', async () => {
+    use(async () => {
+      throw new Error('secret internals at handler.ts:12');
+    });
+    const response = await fetch(`${base}/x`);
+    expect(response.status).toBe(502);
+    const text = await response.text();
+    expect(text).not.toContain('secret internals');
+    expect(JSON.parse(text)).toMatchObject({ status: 502, requestId: expect.stringMatching(UUID) });
+  });
+
+  it('still answers GET / itself, with the index', async () => {
+    use(record({ statusCode: 500 }));
+    const response = await fetch(`${base}/`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ service: 'test', ready: true });
+  });
+});
+
+describe('createApiServer: limits', () => {
+  it('answers 504 when the handler outlives the integration timeout', async () => {
+    const slow = createApiServer({ handler: () => new Promise(() => undefined), timeoutMs: 50 });
+    await new Promise<void>((resolve) => slow.server.listen(0, '127.0.0.1', resolve));
+    try {
+      const started = Date.now();
+      const response = await fetch(`http://127.0.0.1:${(slow.server.address() as AddressInfo).port}/v1.2/email/send`, { method: 'POST' });
+      expect(response.status).toBe(504);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      slow.server.closeAllConnections();
+      await new Promise((resolve) => slow.server.close(resolve));
+    }
+  });
+});

@@ -1,0 +1,129 @@
+/**
+ * `npm start` and `npm run admin` as processes: what a newcomer sees and pastes. Slow-ish (each
+ * spawn compiles TypeScript), so only what the in-process suites cannot show is here.
+ */
+import { execFile, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { closePort, freePort, occupyPort, sentEmails } from './helpers';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+// The binary that `npm start` and `npx tsx` both run. Spawning it directly lets the test signal
+// the stack's own process and see its exit code; npx would not pass a lone SIGINT on.
+const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
+const run = promisify(execFile);
+
+interface Started {
+  readonly child: ChildProcess;
+  readonly output: () => { stdout: string; stderr: string };
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+function startProcess(command: string, args: string[], env: Record<string, string>): Started {
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', TABLE_NAME: '', LOCAL_DATA: 'memory', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+  child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, output: () => ({ stdout, stderr }), exited };
+}
+
+/** Polls until `condition` holds; fails at once, with the process's output, if it has exited. */
+async function waitUntil(started: Started, what: string, condition: () => Promise<boolean>, timeoutMs = 40_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition().catch(() => false))) {
+    const { child } = started;
+    const gone = child.exitCode !== null || child.signalCode !== null;
+    if (gone || Date.now() > deadline) {
+      const { stdout, stderr } = started.output();
+      throw new Error(`${gone ? 'the process exited' : 'timed out'} waiting for ${what}\nstdout:\n${stdout}\nstderr:\n${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** The printed curl command: from its first line to the first line without a continuation. */
+function printedCurl(stdout: string): string {
+  const lines = stdout.split('\n');
+  const start = lines.findIndex((line) => line.startsWith('curl '));
+  expect(start).toBeGreaterThanOrEqual(0);
+  let end = start;
+  while (lines[end]!.endsWith('\\')) end++;
+  return lines.slice(start, end + 1).join('\n');
+}
+
+describe('npm start (infra/local/start.ts as a process)', () => {
+  it('prints a working curl, serves until SIGINT, then stops cleanly with exit code 0', async () => {
+    const ports = { PORT: await freePort(), DYNAMODB_PORT: await freePort(), SES_PORT: await freePort() };
+    const env = Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)]));
+    const stack = startProcess(TSX, ['infra/local/start.ts'], env);
+    const apiUrl = `http://127.0.0.1:${ports.PORT}`;
+    const sesUrl = `http://127.0.0.1:${ports.SES_PORT}`;
+
+    await waitUntil(stack, 'GET / to answer 200', async () => (await fetch(`${apiUrl}/`)).status === 200);
+    await waitUntil(stack, 'the banner', async () => stack.output().stdout.includes('Press Ctrl-C to stop.'));
+    const { stdout } = stack.output();
+    expect(stdout).toContain(`POST ${apiUrl}/v1.2/email/send`);
+    expect(stdout).toContain(`Mail viewer  ${sesUrl}/`);
+
+    const curl = printedCurl(stdout);
+    const key = /Bearer (tme_[0-9A-Za-z]+)/.exec(curl)?.[1];
+    expect(key).toBeDefined();
+    expect(stdout.split(key!).length - 1).toBe(1); // the key is printed once, in the curl
+
+    await fetch(`${sesUrl}/clear-store`, { method: 'POST' });
+    const { stdout: response } = await run('sh', ['-c', curl], { timeout: 10_000 });
+    expect(response).toMatch(/^HTTP\/1\.1 200 OK\r?$/m);
+    expect(JSON.parse(response.slice(response.indexOf('{')))).toMatchObject({ Messages: [{ Status: 'Sent' }] });
+    expect(await sentEmails(sesUrl)).toEqual([expect.objectContaining({ subject: 'Hello from the local stack' })]);
+
+    // The admin command line as documented, against this stack: stdout is exactly one JSON object.
+    const created = await run('npm', ['run', '--silent', 'admin', '--', 'org', 'create', '--name', 'Spawned', '--json'], {
+      cwd: ROOT,
+      env: { ...process.env, DYNAMODB_PORT: env.DYNAMODB_PORT!, DYNAMODB_ENDPOINT: '', TABLE_NAME: '' },
+      timeout: 20_000,
+    });
+    expect(created.stdout).toMatch(/^\{"id":"[0-9a-f-]{36}"\}\n$/);
+
+    stack.child.kill('SIGINT');
+    expect(await stack.exited).toEqual({ code: 0, signal: null });
+    const final = stack.output();
+    expect(final.stdout).toMatch(/SIGINT: stopping…\nStopped\.\n$/);
+    expect(final.stderr).not.toMatch(/Error|tme_/);
+    await expect(fetch(`${apiUrl}/`)).rejects.toThrow();
+  }, 60_000);
+
+  it('exits non-zero with one line naming the taken port and its variable (through npx tsx)', async () => {
+    const taken = await occupyPort(0);
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const stack = startProcess('npx', ['tsx', 'infra/local/start.ts'], {
+        PORT: String(await freePort()),
+        DYNAMODB_PORT: String(port),
+        SES_PORT: String(await freePort()),
+      });
+      const { code } = await stack.exited;
+      expect(code).toBe(1);
+      const { stderr } = stack.output();
+      const lines = stderr.split('\n').filter((line) => line && !line.startsWith('npm warn'));
+      expect(lines).toEqual([`Port ${port} (DYNAMODB_PORT) is already in use: stop what is using it or set DYNAMODB_PORT to another port, e.g. DYNAMODB_PORT=${port + 1}.`]);
+    } finally {
+      await closePort(taken);
+    }
+  }, 60_000);
+});
