@@ -99,7 +99,7 @@ export class SenderForbiddenProblem extends HttpProblem {
   constructor(errors: readonly FieldProblem[], options?: ErrorOptions) {
     super(403, 'sender-forbidden', 'Sender not allowed for this Organization', {
       ...options,
-      detail: `${errors.length} message${errors.length === 1 ? '' : 's'} use a From address that is not an allowed sender identity; nothing was sent`,
+      detail: `${errors.length} message${errors.length === 1 ? ' uses' : 's use'} a From address that is not an allowed sender identity; nothing was sent`,
       errors,
     });
     this.name = 'SenderForbiddenProblem';

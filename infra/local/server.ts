@@ -8,6 +8,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { DEFAULTS as SERVICE_DEFAULTS } from '../../functions/shared/config';
+import { serveDocs } from './docs';
 
 export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2 | undefined | void>;
 
@@ -76,6 +77,8 @@ export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
       sendJson(res, handler ? 200 : 503, { ...options.index(), ready: handler !== undefined });
       return;
     }
+    // The API's own documentation: GET /openapi.json and a readable page at GET /docs.
+    if (serveDocs(req, res)) return;
     if (!handler) {
       sendProblem(res, options.problemTypeBase, 503, 'starting', 'Starting', 'The local stack is still starting; retry in a moment.', { 'Retry-After': '1' });
       return;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { loadConfig } from '../../functions/shared/config';
+import { DEFAULTS, loadConfig } from '../../functions/shared/config';
 import { TABLE_SCHEMA } from '../../functions/shared/store/table';
 import { SEND_PATH as HANDLER_SEND_PATH } from '../../functions/send/handler';
 import { CJS_REQUIRE_BANNER } from '../../infra/send-bundle';
@@ -167,7 +167,7 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
         SES_CONFIGURATION_SET: { Ref: ids.configurationSet },
         MAX_MESSAGES: '100',
         MAX_BODY_BYTES: String(5 * 1024 * 1024),
-        SEND_CONCURRENCY: '16',
+        SEND_CONCURRENCY: String(DEFAULTS.sendConcurrency),
         AUTH_CACHE_SECONDS: '30',
         SEND_DEADLINE_MS: '25000',
         PROBLEM_TYPE_BASE: 'https://email-send-api.example/problems/',

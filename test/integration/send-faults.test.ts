@@ -6,7 +6,19 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { MessageRejected, SendEmailCommand, SESv2Client, TooManyRequestsException } from '@aws-sdk/client-sesv2';
+import {
+  AccountSuspendedException,
+  BadRequestException,
+  LimitExceededException,
+  MailFromDomainNotVerifiedException,
+  MessageRejected,
+  NotFoundException,
+  SendEmailCommand,
+  SendingPausedException,
+  SESv2Client,
+  SESv2ServiceException,
+  TooManyRequestsException,
+} from '@aws-sdk/client-sesv2';
 import { mockClient } from 'aws-sdk-client-mock';
 import { SesMailer } from '../../functions/shared/mail/ses-mailer';
 import { DynamoDbAccessStore } from '../../functions/shared/store/dynamodb-access-store';
@@ -88,6 +100,28 @@ describe('SES faults', () => {
       expect(failure.Error.Retryable || failure.Error.Code === 'OutcomeUnknown').toBe(true);
     }
     expect(result.statusCode).toBe(207);
+  });
+});
+
+describe('every SES SendEmail exception, through the handler', () => {
+  it.each([
+    ['TooManyRequestsException', 'Throttled', true, 429, 5, () => throttled()],
+    ['LimitExceededException', 'QuotaExceeded', true, 429, 1, () => new LimitExceededException({ message: 'Daily message quota exceeded.', ...meta })],
+    ['SendingPausedException', 'SendingPaused', false, 502, 1, () => new SendingPausedException({ message: 'x', ...meta })],
+    ['AccountSuspendedException', 'AccountSuspended', false, 502, 1, () => new AccountSuspendedException({ message: 'x', ...meta })],
+    ['MailFromDomainNotVerifiedException', 'MailFromDomainNotVerified', false, 502, 1, () => new MailFromDomainNotVerifiedException({ message: 'x', ...meta })],
+    ['MessageRejected', 'MessageRejected', false, 502, 1, () => rejected()],
+    ['BadRequestException', 'BadRequest', false, 502, 1, () => new BadRequestException({ message: 'x', ...meta })],
+    ['NotFoundException', 'NotFound', false, 502, 1, () => new NotFoundException({ message: 'Configuration set does not exist.', ...meta })],
+    ['an SES 5xx', 'SesUnavailable', true, 502, 5, () => new SESv2ServiceException({ name: 'InternalFailure', $fault: 'server', message: 'x', ...meta })],
+    ['a lost connection', 'OutcomeUnknown', false, 502, 1, () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })],
+  ])('maps %s to %s (retryable %p), status %p, after %p attempt(s)', async (_name, code, retryable, status, attempts, error) => {
+    sesMock.on(SendEmailCommand).rejects(error());
+    const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, mockedMailer());
+    expect(result.statusCode).toBe(status);
+    expect(result.body.Messages).toEqual([{ Index: 0, Status: 'Failed', Error: { Code: code, Message: expect.any(String), Retryable: retryable } }]);
+    expect(sesMock.commandCalls(SendEmailCommand)).toHaveLength(attempts);
+    if (status === 429) expect(Number(result.headers['Retry-After'])).toBeGreaterThan(0);
   });
 });
 

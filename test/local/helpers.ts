@@ -8,6 +8,7 @@ import { expect } from '@jest/globals';
 import { runAdmin } from '../../infra/local/admin-cli';
 import type { LocalStack, LocalStackOptions } from '../../infra/local/stack';
 import { startLocalStack } from '../../infra/local/stack';
+import { validateFetchesTo } from '../support/openapi';
 
 export interface TestStack extends LocalStack {
   /** Every progress and access-log line the stack printed. */
@@ -25,6 +26,8 @@ export async function startTestStack(options: LocalStackOptions = {}): Promise<T
     serviceEnv: { AUTH_CACHE_SECONDS: '0', ...options.serviceEnv },
     log: (line) => logs.push(line),
   });
+  // Every response the local suites fetch is checked against openapi.json.
+  validateFetchesTo(stack.apiUrl);
   return { ...stack, logs };
 }
 

@@ -1,0 +1,317 @@
+/**
+ * `openapi.json` against the code: a valid OpenAPI 3.1 document, every status of the contract
+ * documented, every problem type and failure code of the code documented (and nothing the code
+ * cannot produce), the request schema agreeing with the validation rules, every example valid
+ * and every request example accepted by the real handler. That every response of every suite
+ * matches the document is checked in the harness (`invoke`); the last block shows that check
+ * catches drift.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from '@jest/globals';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import fc from 'fast-check';
+import { parseExpiration } from '../../functions/send/expiry';
+import { validateSendRequest } from '../../functions/send/validation';
+import { ValidationProblem } from '../../functions/shared/errors';
+import { FAILURE_CODES } from '../../functions/shared/mail/ports';
+import type { Harness, Tenant } from '../support/harness';
+import { authorised, useHarness } from '../support/harness';
+import { compileSchema, openApiDocument as doc, openApiProblems, resolveRef } from '../support/openapi';
+
+type Json = Record<string, any>;
+
+const SEND = '/v1.2/email/send';
+/** CONTRACT sections 1-6. */
+const CONTRACT_STATUSES = [200, 207, 400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 500, 502, 503];
+const OTHER_METHODS = ['get', 'put', 'patch', 'delete', 'head', 'options', 'trace'];
+const source = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+
+const sendOperation: Json = doc.paths[SEND].post;
+const requestMedia: Json = sendOperation.requestBody.content['application/json'];
+
+/** The documented response for a status of the send endpoint (404: the generic one). */
+function documentedResponse(status: number): Json | undefined {
+  if (status === 404) return resolveRef(doc.components.responses.NotFound);
+  if (status === 405) return resolveRef(doc.paths[SEND].get.responses['405']);
+  const response = sendOperation.responses[String(status)];
+  return response && resolveRef(response);
+}
+
+/** Every (location, status, response) the document holds, for the example checks. */
+function allResponses(): { where: string; status: number; response: Json }[] {
+  const found: { where: string; status: number; response: Json }[] = [];
+  for (const [path, item] of Object.entries<Json>(doc.paths)) {
+    for (const [method, operation] of Object.entries<Json>(item)) {
+      if (!operation?.responses) continue;
+      for (const [status, response] of Object.entries<Json>(operation.responses)) {
+        found.push({ where: `${method.toUpperCase()} ${path} ${status}`, status: Number(status), response: resolveRef(response) });
+      }
+    }
+  }
+  found.push({ where: 'components.responses.NotFound', status: 404, response: resolveRef(doc.components.responses.NotFound) });
+  return found;
+}
+
+/** `status` and `slug` of every problem the handler and the local gateway can produce. */
+function problemTypesInCode(): { status: number; slug: string; from: string }[] {
+  const errors = source('functions/shared/errors.ts');
+  const fromErrors = [...errors.matchAll(/super\(\s*(\d{3}),\s*'([a-z-]+)'/g)].map(([, status, slug]) => ({ status: Number(status), slug: slug!, from: 'errors.ts' }));
+  // One super(status, slug, …) call per HttpProblem subclass, or this scan has missed one.
+  expect(fromErrors).toHaveLength([...errors.matchAll(/extends HttpProblem\b/g)].length);
+  const generic = source('functions/shared/middleware/problem-responses.ts');
+  const fromMiddleware = [...generic.matchAll(/typeBase\}([a-z-]+)`/g)].map(([, slug]) => ({ status: 500, slug: slug!, from: 'problem-responses.ts' }));
+  expect(fromMiddleware.map((p) => p.slug)).toEqual(['internal']);
+  const gateway = source('infra/local/server.ts');
+  const fromGateway = [...gateway.matchAll(/sendProblem\([^,]+,[^,]+,\s*(\d{3}),\s*'([a-z-]+)'/g)].map(([, status, slug]) => ({ status: Number(status), slug: slug!, from: 'local server.ts' }));
+  return [...fromErrors, ...fromMiddleware, ...fromGateway];
+}
+
+describe('openapi.json', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc));
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+    // Unique operation ids, which the schema alone does not check.
+    const ids = Object.values<Json>(doc.paths).flatMap((item) => Object.values<Json>(item).map((operation) => operation?.operationId).filter(Boolean));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('has schemas that compile in Ajv strict mode (no unknown keyword or format)', () => {
+    for (const name of Object.keys(doc.components.schemas)) compileSchema({ $ref: `#/components/schemas/${name}` });
+    for (const { response } of allResponses()) {
+      for (const media of Object.values<Json>(response.content ?? {})) if (media.schema) compileSchema(media.schema);
+    }
+    compileSchema(requestMedia.schema);
+  });
+
+  it('documents every status of the contract for the send endpoint', () => {
+    for (const status of CONTRACT_STATUSES) expect([status, documentedResponse(status) !== undefined]).toEqual([status, true]);
+    for (const method of OTHER_METHODS) {
+      expect(Object.keys(doc.paths[SEND][method].responses)).toEqual(['405']);
+      expect(doc.paths[SEND][method].security).toEqual([]);
+    }
+  });
+
+  it('documents the bearer scheme, the Idempotency-Key header and the local and AWS servers', () => {
+    expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: expect.stringContaining('tme_') });
+    expect(sendOperation.security).toEqual([{ apiKey: [] }]);
+    const key = resolveRef(sendOperation.parameters[0]);
+    expect(key).toMatchObject({ name: 'Idempotency-Key', in: 'header', required: false, schema: { minLength: 1, maxLength: 255 } });
+    const validKey = compileSchema(key.schema);
+    expect(['a', 'x'.repeat(255), ' ~'].every((value) => validKey(value))).toBe(true);
+    expect(['', 'x'.repeat(256), 'é', 'a\tb'].some((value) => validKey(value))).toBe(false);
+    expect(doc.servers.map((server: Json) => server.url)).toEqual(expect.arrayContaining(['http://127.0.0.1:3000', 'https://{apiId}.execute-api.{region}.amazonaws.com']));
+  });
+
+  it('documents every problem type the code produces, at its status, and none it cannot', () => {
+    const inCode = problemTypesInCode();
+    for (const { status, slug, from } of inCode) {
+      expect({ slug, from, documentedAt: documentedResponse(status)?.['x-problem-types']?.includes(slug) ? status : 'nowhere' }).toEqual({ slug, from, documentedAt: status });
+    }
+    const documented = allResponses().flatMap(({ status, response }) => (response['x-problem-types'] ?? []).map((slug: string) => `${status} ${slug}`));
+    expect([...new Set(documented)].sort()).toEqual([...new Set(inCode.map(({ status, slug }) => `${status} ${slug}`))].sort());
+  });
+
+  it('lists exactly the FAILURE_CODES as Error.Code, and exactly the throttling ones for a 429', () => {
+    expect([...doc.components.schemas.FailureCode.enum].sort()).toEqual(Object.keys(FAILURE_CODES).sort());
+    for (const code of Object.keys(FAILURE_CODES)) expect(doc.components.schemas.FailureCode.description).toContain(`\`${code}\``);
+    const throttling = Object.entries(FAILURE_CODES).filter(([, rule]) => rule.throttling).map(([code]) => code);
+    const only429 = doc.components.schemas.SendResults429.allOf[1].properties.Messages.items.properties.Error.properties.Code.enum;
+    expect([...only429].sort()).toEqual(throttling.sort());
+  });
+
+  it('has every documented example valid against its schema, and problem examples of a documented type', () => {
+    let checked = 0;
+    for (const { where, status, response } of allResponses()) {
+      for (const [mediaType, media] of Object.entries<Json>(response.content ?? {})) {
+        for (const [name, example] of Object.entries<Json>(media.examples ?? {})) {
+          const validate = compileSchema(media.schema);
+          expect([where, name, validate(example.value) ? 'valid' : validate.errors]).toEqual([where, name, 'valid']);
+          if (mediaType === 'application/problem+json') {
+            expect(example.value.status).toBe(status);
+            expect(response['x-problem-types']).toContain(example.value.type.replace(/^.*\/problems\//, ''));
+          }
+          checked++;
+        }
+      }
+    }
+    const validRequest = compileSchema(requestMedia.schema);
+    for (const [name, example] of Object.entries<Json>(requestMedia.examples)) {
+      expect([name, validRequest(example.value) ? 'valid' : validRequest.errors]).toEqual([name, 'valid']);
+      checked++;
+    }
+    const key = resolveRef(sendOperation.parameters[0]);
+    expect(compileSchema(key.schema)(key.example)).toBe(true);
+    expect(checked).toBeGreaterThan(25);
+  });
+});
+
+describe('the request schema and the validation code', () => {
+  const validRequest = compileSchema(requestMedia.schema);
+  const codeAccepts = (body: unknown): boolean => {
+    try {
+      validateSendRequest(body, { maxMessages: 100 });
+      return true;
+    } catch (error) {
+      if (error instanceof ValidationProblem) return false;
+      throw error;
+    }
+  };
+  const ORG = '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10';
+  const base = () => ({ From: 'noreply@example.com', To: ['alice@example.org'], Subject: 'Hi', TextContent: 'Body' });
+
+  const text = fc.oneof(
+    { weight: 2, arbitrary: fc.constantFrom('', ' ', 'a\tb', 'a\r\nb', '\u2028', '\u0085', '\u007f', 'é ✓', 'x'.repeat(998), 'x'.repeat(999), '✓'.repeat(998), '✓'.repeat(999)) },
+    fc.string({ maxLength: 6 }),
+    fc.string({ unit: 'binary', maxLength: 6 }),
+  );
+  const address = fc.oneof(
+    fc.constantFrom('a@example.org', 'kunde@bücher.de', 'not-an-address', 'A <a@example.org>', 'a@localhost', 'a@[127.0.0.1]', `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.io`, 'ü@example.org', '', ' a@example.org'),
+    fc.emailAddress(),
+  );
+  const dateTime = fc.constantFrom('2099-12-31 23:59:59', '2020-01-01 00:00:00', '2099-12-31T23:59:59', '2099-12-31 23:59', ' 2099-12-31 23:59:59', '2028-02-29 12:00:00', '2099-12-31 23:59:59Z');
+  const recipients = fc.oneof(fc.array(address, { maxLength: 3 }), fc.constant([]), fc.constant(null), address, fc.array(fc.oneof(fc.integer(), fc.constant(null)), { minLength: 1, maxLength: 2 }));
+  const optionalText = fc.oneof(text, fc.constant(null), fc.integer(), fc.boolean());
+  const FIELD_VALUES: Record<string, fc.Arbitrary<unknown>> = {
+    To: recipients,
+    Cc: recipients,
+    Bcc: recipients,
+    From: fc.oneof(address, fc.constant(null), fc.integer()),
+    DisplayName: optionalText,
+    Subject: fc.oneof({ weight: 2, arbitrary: fc.constantFrom('x'.repeat(998), 'x'.repeat(999), '✓'.repeat(998), '✓'.repeat(999), '', ' ') }, optionalText),
+    TextContent: optionalText,
+    HtmlContent: optionalText,
+    ExpirationDateTime: fc.oneof(dateTime, fc.constant(null), fc.integer(), text),
+  };
+  const anyValue = fc.oneof(text, fc.constant(null), fc.integer(), fc.array(text, { maxLength: 2 }), fc.dictionary(fc.string({ maxLength: 3 }), text, { maxKeys: 1 }));
+  /** One or two fields of a valid message changed or removed (undefined), or an unknown field added: the near misses. */
+  const edit = fc.oneof(
+    ...Object.entries(FIELD_VALUES).map(([field, values]) => fc.tuple(fc.constant(field), fc.oneof(values, fc.constant(undefined)))),
+    fc.tuple(fc.oneof(fc.string({ maxLength: 5 }), fc.constantFrom('to', 'Body', '__proto__')), anyValue),
+  );
+  /** Applies edits (a value, or undefined to remove the field) to a valid object. */
+  const applyEdits = (valid: Json, edits: readonly (readonly [string, unknown])[]): Json => {
+    for (const [field, value] of edits) {
+      if (value === undefined) delete valid[field];
+      else Object.defineProperty(valid, field, { value, enumerable: true, configurable: true, writable: true });
+    }
+    return valid;
+  };
+  const nearMiss = fc.array(edit, { minLength: 1, maxLength: 2 }).map((edits) => applyEdits(base(), edits));
+  const organization = fc.constantFrom(undefined, ORG, ORG.toUpperCase(), null, 42, '5f0c7c2e8d1c4a559a8e0c3f5e2b9a10', '{5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10}', '5F0C7C2E-8D1C-4A55-9A8E-0C3F5E2B9A1G');
+  const topLevelEdit = fc.oneof(
+    fc.tuple(fc.constant('OrganizationId'), organization),
+    fc.tuple(fc.constant('organizationId'), organization),
+    fc.tuple(fc.constant('Messages'), fc.constantFrom(undefined, [], null, {}, [42], [null], Array.from({ length: 100 }, base), Array.from({ length: 101 }, base))),
+    fc.tuple(fc.oneof(fc.string({ maxLength: 5 }), fc.constantFrom('messages', 'Message', '__proto__')), anyValue),
+  );
+  const body = fc.oneof(
+    { weight: 6, arbitrary: fc.array(fc.oneof({ weight: 3, arbitrary: nearMiss }, fc.constant(base())), { minLength: 1, maxLength: 2 }).map((Messages) => ({ OrganizationId: ORG, Messages })) },
+    { weight: 3, arbitrary: fc.array(topLevelEdit, { minLength: 1, maxLength: 2 }).map((edits) => applyEdits({ OrganizationId: ORG, Messages: [base()] }, edits)) },
+    { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
+  );
+
+  /** What the schema cannot say and the descriptions do: checked by the code only. */
+  function beyondSchema(candidate: unknown): boolean {
+    if (typeof candidate !== 'object' || candidate === null) return false;
+    const { OrganizationId: upper, organizationId: lower, Messages } = candidate as Json;
+    // Both spellings with different values.
+    if (typeof upper === 'string' && typeof lower === 'string' && upper.toLowerCase() !== lower.toLowerCase()) return true;
+    return (Array.isArray(Messages) ? Messages : []).some((message: Json) => {
+      const when = message?.ExpirationDateTime;
+      // A date of the right shape that is not on the calendar.
+      return typeof when === 'string' && /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(when) && parseExpiration(when) === undefined;
+    });
+  }
+
+  it('accept and refuse the same bodies (apart from the rules only described in text)', () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(body, (candidate) => {
+        fc.pre(!beyondSchema(candidate));
+        const byCode = codeAccepts(candidate);
+        if (byCode) accepted++;
+        expect({ candidate, schema: validRequest(candidate) }).toEqual({ candidate, schema: byCode });
+      }),
+      { numRuns: 3000 },
+    );
+    expect(accepted).toBeGreaterThan(300);
+  });
+
+  it.each([
+    ['51 recipients (JSON Schema cannot sum To, Cc and Bcc)', { OrganizationId: ORG, Messages: [{ ...base(), To: Array(20).fill('a@example.org'), Cc: Array(20).fill('b@example.org'), Bcc: Array(11).fill('c@example.org') }] }],
+    ['both spellings with different values', { OrganizationId: ORG, organizationId: '00000000-0000-4000-8000-000000000000', Messages: [base()] }],
+    ['an impossible calendar date', { OrganizationId: ORG, Messages: [{ ...base(), ExpirationDateTime: '2026-02-30 10:00:00' }] }],
+  ])('leave to the description: %s (schema-valid, refused by the code)', (_rule, candidate) => {
+    expect(validRequest(candidate)).toBe(true);
+    expect(codeAccepts(candidate)).toBe(false);
+  });
+});
+
+describe('the request examples, sent to the real handler', () => {
+  let h!: Harness;
+  let tenant!: Tenant;
+  useHarness((harness, first) => {
+    h = harness;
+    tenant = first;
+  });
+
+  /** The example with the tenant's Organization (keeping the example's letter case); its From addresses are @example.com, a sender of the tenant. */
+  function forTenant(example: Json): Json {
+    const body = structuredClone(example);
+    for (const field of ['OrganizationId', 'organizationId']) {
+      if (typeof body[field] === 'string') body[field] = body[field] === body[field].toUpperCase() ? tenant.organizationId.toUpperCase() : tenant.organizationId;
+    }
+    for (const message of body.Messages) expect(message.From).toMatch(/@example\.com$/);
+    return body;
+  }
+
+  it.each(Object.keys(requestMedia.examples))('accepts the "%s" example: 200, one result per message', async (name) => {
+    const example = requestMedia.examples[name].value;
+    await h.clearEmails();
+    // The harness checks the response against the document as well.
+    const result = await h.invoke({ headers: authorised(tenant), body: forTenant(example) });
+    expect([result.statusCode, result.rawBody]).toEqual([200, expect.any(String)]);
+    expect(result.body.Messages.map((m: Json) => m.Index)).toEqual(example.Messages.map((_: unknown, i: number) => i));
+    const sent = result.body.Messages.filter((m: Json) => m.Status === 'Sent').length;
+    expect(await h.sentEmails()).toHaveLength(sent);
+  });
+});
+
+describe('the response check (test/support/openapi.ts)', () => {
+  const ok = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Request-Id': 'r-1' };
+  const problem = { ...ok, 'Content-Type': 'application/problem+json' };
+  const results = (Messages: unknown[]) => JSON.stringify({ OrganizationId: 'x', Messages });
+  const problemBody = (status: number, slug: string, extra: Json = {}) =>
+    JSON.stringify({ type: `https://email-send-api.example/problems/${slug}`, title: 'T', status, detail: 'D', requestId: 'r-1', ...extra });
+  const check = (status: number, headers: Json, body: string, method = 'POST', path = SEND) => openApiProblems({ method, path, status, headers, body });
+
+  it('accepts what the service sends', () => {
+    expect(check(200, ok, results([{ Index: 0, Status: 'Sent', MessageId: 'm' }]))).toEqual([]);
+    expect(check(401, { ...problem, 'WWW-Authenticate': 'Bearer error="invalid_token"' }, problemBody(401, 'invalid-token'))).toEqual([]);
+    expect(check(404, problem, problemBody(404, 'not-found'), 'GET', '/nothing/here')).toEqual([]);
+    expect(openApiProblems({ method: 'GET', path: '/', status: 200, headers: { 'cache-control': 'no-store', 'content-type': 'application/json' }, body: '{"ready":true}', localStack: true })).toEqual([]);
+  });
+
+  it.each([
+    ['a 200 result without MessageId', () => check(200, ok, results([{ Index: 0, Status: 'Sent' }]))],
+    ['a 200 with a failed message', () => check(200, ok, results([{ Index: 0, Status: 'Failed', Error: { Code: 'Throttled', Message: 'm', Retryable: true } }]))],
+    ['a failure code the document does not know', () => check(502, ok, results([{ Index: 0, Status: 'Failed', Error: { Code: 'Nope', Message: 'm', Retryable: true } }]))],
+    ['a 429 for a non-throttling failure', () => check(429, { ...ok, 'Retry-After': '1' }, results([{ Index: 0, Status: 'Failed', Error: { Code: 'MessageRejected', Message: 'm', Retryable: false } }]))],
+    ['a 429 without Retry-After', () => check(429, ok, results([{ Index: 0, Status: 'Failed', Error: { Code: 'Throttled', Message: 'm', Retryable: true } }]))],
+    ['a Retry-After that is not seconds', () => check(503, { ...problem, 'Retry-After': 'soon' }, problemBody(503, 'storage-unavailable'))],
+    ['a 401 without WWW-Authenticate', () => check(401, problem, problemBody(401, 'unauthorized'))],
+    ['a 405 without Allow', () => check(405, problem, problemBody(405, 'method-not-allowed'), 'GET')],
+    ['a response without X-Request-Id', () => check(415, { 'Content-Type': 'application/problem+json', 'Cache-Control': 'no-store' }, problemBody(415, 'unsupported-media-type'))],
+    ['a problem of a type not documented at its status', () => check(400, problem, problemBody(400, 'not-found'))],
+    ['a problem with an undocumented member', () => check(400, problem, problemBody(400, 'validation', { stack: 'Error: …' }))],
+    ['a problem sent as application/json', () => check(400, ok, problemBody(400, 'validation'))],
+    ['a status the operation does not document', () => check(418, problem, problemBody(418, 'validation'))],
+    ['anything but a 404 on an unknown path', () => check(200, ok, results([]), 'POST', '/v1.2/email/sned')],
+    ['a local-only path answered by the Lambda handler', () => check(200, { 'content-type': 'application/json' }, '{"ready":true}', 'GET', '/')],
+  ])('refuses %s', (_label, problems) => {
+    expect(problems()).not.toEqual([]);
+  });
+});
