@@ -4,7 +4,7 @@
  * faults are retried with exponential backoff and full jitter while the deadline allows. A
  * message that cannot be sent in time is reported `Failed`, retryable: never silently dropped.
  */
-import type { FailureCode, Mailer } from '../shared/mail/ports';
+import type { FailureCode, Mailer, OutgoingEmail } from '../shared/mail/ports';
 import { FAILURE_CODES, SendFailure } from '../shared/mail/ports';
 import { mapWithConcurrency } from '../shared/pool';
 import { hasExpired } from './expiry';
@@ -50,6 +50,9 @@ async function sendOne(message: ValidMessage, options: SendOptions): Promise<Mes
   const cap = options.backoffCapMs ?? 2_000;
   const sleep = options.sleep ?? defaultSleep;
 
+  const { index: _index, from, expiresAt: _expiresAt, ...content } = message;
+  const email: OutgoingEmail = { ...content, organizationId: options.organizationId, from: from.ascii };
+
   for (let attempt = 1; ; attempt++) {
     if (hasExpired(message.expiresAt, now())) return { Index: message.index, Status: 'Expired' };
     const remaining = deadline - now();
@@ -64,20 +67,7 @@ async function sendOne(message: ValidMessage, options: SendOptions): Promise<Mes
     // An answer that has not come by the deadline is abandoned (and reported OutcomeUnknown).
     const signal = AbortSignal.timeout(Math.ceil(remaining));
     try {
-      const { messageId } = await mailer.send(
-        {
-          organizationId: options.organizationId,
-          from: message.from.ascii,
-          ...(message.displayName !== undefined && { displayName: message.displayName }),
-          to: message.to,
-          cc: message.cc,
-          bcc: message.bcc,
-          subject: message.subject,
-          ...(message.text !== undefined && { text: message.text }),
-          ...(message.html !== undefined && { html: message.html }),
-        },
-        signal,
-      );
+      const { messageId } = await mailer.send(email, signal);
       return { Index: message.index, Status: 'Sent', MessageId: messageId };
     } catch (error) {
       const code = error instanceof SendFailure ? error.code : 'SendFailed';

@@ -7,6 +7,7 @@ import type { EmailAddress } from '../shared/email-address';
 import { parseEmailAddress } from '../shared/email-address';
 import type { FieldProblem } from '../shared/errors';
 import { ValidationProblem } from '../shared/errors';
+import type { OutgoingEmail } from '../shared/mail/ports';
 import { isCanonicalUuid } from '../shared/uuid';
 import { parseExpiration } from './expiry';
 
@@ -21,16 +22,10 @@ const MESSAGE_FIELDS = new Set(['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subje
 // or fold a header line must never reach one.
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
-export interface ValidMessage {
+/** A message that passed every rule: its content as it will go out, plus what decides its send. */
+export interface ValidMessage extends Omit<OutgoingEmail, 'organizationId' | 'from'> {
   readonly index: number;
   readonly from: EmailAddress;
-  readonly displayName?: string;
-  readonly to: readonly string[];
-  readonly cc: readonly string[];
-  readonly bcc: readonly string[];
-  readonly subject: string;
-  readonly text?: string;
-  readonly html?: string;
   /** Epoch milliseconds (UTC). */
   readonly expiresAt?: number;
 }

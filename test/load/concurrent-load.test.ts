@@ -6,7 +6,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { LocalStack } from '../../infra/local/stack';
-import { clearEmails, storedEmails, useLocalStack } from './support';
+import { clearEmails, sentEmails } from '../support/ses-store';
+import { useLocalStack } from './support';
 
 let stack!: LocalStack;
 useLocalStack((started) => {
@@ -45,7 +46,7 @@ function batch(tag: string, valid = true) {
 
 describe('the local stack under concurrent load', () => {
   it('accounts for every message and answers no 5xx', async () => {
-    await clearEmails(stack);
+    await clearEmails(stack.sesUrl);
     const outcomes: Outcome[] = [];
     const subjectsOf = (json: any, tag: string) =>
       (json.Messages ?? []).filter((m: any) => m.Status === 'Sent').map((m: any) => `${tag}/${m.Index}`);
@@ -80,7 +81,7 @@ describe('the local stack under concurrent load', () => {
     expect(statuses.filter((s) => s >= 500)).toEqual([]);
     expect(statuses.every((s) => [200, 400, 409].includes(s))).toBe(true);
     const reportedSent = outcomes.flatMap((o) => o.sent);
-    const emails = await storedEmails(stack);
+    const emails = await sentEmails(stack.sesUrl);
     expect(emails.length).toBe(reportedSent.length);
     expect(new Set(emails.map((e) => e.subject)).size).toBe(emails.length);
     expect(new Set(emails.map((e) => e.subject))).toEqual(new Set(reportedSent));

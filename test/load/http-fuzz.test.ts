@@ -6,7 +6,8 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { LocalStack } from '../../infra/local/stack';
-import { clearEmails, storedEmails, useLocalStack } from './support';
+import { clearEmails, sentEmails } from '../support/ses-store';
+import { useLocalStack } from './support';
 
 let stack!: LocalStack;
 useLocalStack((started) => {
@@ -45,7 +46,7 @@ describe('the HTTP surface of the local stack', () => {
     let fourHundreds = 0;
     await fc.assert(
       fc.asyncProperty(request, async (r) => {
-        await clearEmails(stack);
+        await clearEmails(stack.sesUrl);
         const headers: Record<string, string> = {};
         if (r.auth === 'valid') headers.authorization = `Bearer ${stack.demo!.apiKey}`;
         else if (r.auth !== undefined) headers.authorization = r.auth;
@@ -64,7 +65,7 @@ describe('the HTTP surface of the local stack', () => {
           fourHundreds++;
           expect(response.headers.get('content-type')).toBe('application/problem+json');
           expect(JSON.parse(text).status).toBe(response.status);
-          expect(await storedEmails(stack)).toHaveLength(0);
+          expect(await sentEmails(stack.sesUrl)).toHaveLength(0);
         }
         expect(text).not.toContain(stack.demo!.apiKey);
       }),

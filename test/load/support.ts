@@ -6,12 +6,6 @@ import { afterAll, beforeAll } from '@jest/globals';
 import type { LocalStack } from '../../infra/local/stack';
 import { startLocalStack } from '../../infra/local/stack';
 
-export interface StoredEmail {
-  messageId: string;
-  subject: string;
-  destination: { to: string[]; cc: string[]; bcc: string[] };
-}
-
 export function useLocalStack(receive: (stack: LocalStack) => void): void {
   let stack: LocalStack | undefined;
   beforeAll(async () => {
@@ -19,13 +13,4 @@ export function useLocalStack(receive: (stack: LocalStack) => void): void {
     receive(stack);
   }, 60_000);
   afterAll(async () => stack?.stop());
-}
-
-export async function storedEmails(stack: LocalStack): Promise<StoredEmail[]> {
-  const response = await fetch(`${stack.sesUrl}/store`);
-  return ((await response.json()) as { emails: StoredEmail[] }).emails;
-}
-
-export async function clearEmails(stack: LocalStack): Promise<void> {
-  await fetch(`${stack.sesUrl}/clear-store`, { method: 'POST' });
 }

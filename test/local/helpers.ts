@@ -100,24 +100,7 @@ export function send(stack: LocalStack, apiKey: string | undefined, body: unknow
   });
 }
 
-export interface StoredEmail {
-  messageId: string;
-  from: string;
-  destination: { to: string[]; cc: string[]; bcc: string[] };
-  subject: string;
-  body: { text?: string; html?: string };
-  at: number;
-}
-
-export async function sentEmails(sesUrl: string): Promise<StoredEmail[]> {
-  const response = await fetch(`${sesUrl}/store`);
-  return ((await response.json()) as { emails: StoredEmail[] }).emails;
-}
-
-export async function clearEmails(sesUrl: string): Promise<void> {
-  const response = await fetch(`${sesUrl}/clear-store`, { method: 'POST' });
-  expect(response.status).toBe(200);
-}
+export { clearEmails, sentEmails } from '../support/ses-store';
 
 /** A port nothing listens on right now (the tests bind it moments later). */
 export async function freePort(): Promise<number> {

@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { closePort, freePort, occupyPort, sentEmails } from './helpers';
+import { clearEmails, closePort, freePort, occupyPort, sentEmails } from './helpers';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // The binary that `npm start` and `npx tsx` both run. Spawning it directly lets the test signal
@@ -86,7 +86,7 @@ describe('npm start (infra/local/start.ts as a process)', () => {
     expect(key).toBeDefined();
     expect(stdout.split(key!).length - 1).toBe(1); // the key is printed once, in the curl
 
-    await fetch(`${sesUrl}/clear-store`, { method: 'POST' });
+    await clearEmails(sesUrl);
     const { stdout: response } = await run('sh', ['-c', curl], { timeout: 10_000 });
     expect(response).toMatch(/^HTTP\/1\.1 200 OK\r?$/m);
     expect(JSON.parse(response.slice(response.indexOf('{')))).toMatchObject({ Messages: [{ Status: 'Sent' }] });

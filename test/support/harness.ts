@@ -22,15 +22,8 @@ import type { RunningService } from '../../infra/local/emulators';
 import type { EventOptions } from './events';
 import { httpApiEvent, lambdaContext } from './events';
 import { assertResponseMatchesOpenApi } from './openapi';
-
-export interface StoredEmail {
-  messageId: string;
-  from: string;
-  destination: { to: string[]; cc: string[]; bcc: string[] };
-  subject: string;
-  body: { text?: string; html?: string };
-  at: number;
-}
+import type { StoredEmail } from './ses-store';
+import { clearEmails, sentEmails } from './ses-store';
 
 export interface Tenant {
   readonly organizationId: string;
@@ -119,13 +112,8 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       const { key } = await admin.generateKey(user.id);
       return { organizationId: organization.id, userId: user.id, apiKey: key };
     },
-    async sentEmails() {
-      const response = await fetch(`${ses.endpoint}/store`);
-      return ((await response.json()) as { emails: StoredEmail[] }).emails;
-    },
-    async clearEmails() {
-      await fetch(`${ses.endpoint}/clear-store`, { method: 'POST' });
-    },
+    sentEmails: () => sentEmails(ses.endpoint),
+    clearEmails: () => clearEmails(ses.endpoint),
     async stop() {
       documents.destroy();
       await Promise.all([dynamoDb.close().catch(() => undefined), ses.close()]);
