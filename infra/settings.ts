@@ -29,7 +29,7 @@ export const INFRA_DEFAULTS = {
   customDomainName: '',
   customDomainCertificateArn: '',
   // X-Ray tracing of the function and its DynamoDB/SES calls. It costs per trace recorded (after
-  // the free tier) and about 80 ms of cold start to load the tracer; set false to turn both off.
+  // the free tier) and 10–20 ms of cold start to load the tracer; set false to turn both off.
   tracing: true,
 } as const;
 

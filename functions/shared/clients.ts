@@ -11,12 +11,27 @@ import { Agent } from 'node:https';
 import { Agent as HttpAgent } from 'node:http';
 import type { Config } from './config';
 
+/**
+ * How long a kept-alive connection may sit idle before this side closes it. A server that closes
+ * it first can do so just as a request goes out on it: the request then fails with ECONNRESET,
+ * which for SendEmail means OutcomeUnknown (never retried, as SES may have the message). Node
+ * also closes an idle connection 1 s before the server's `Keep-Alive: timeout=N` hint, but only
+ * when the agent has a timeout of its own. 15 s is below the shortest idle timeout known for an
+ * AWS endpoint (S3's 20 s). The agent's timeout never ends a request in flight: those have the
+ * SDK's own timeouts.
+ */
+const IDLE_SOCKET_MS = 15_000;
+
 function handler(connectionTimeout: number, requestTimeout: number): NodeHttpHandler {
+  const agentOptions = { keepAlive: true, maxSockets: 64, timeout: IDLE_SOCKET_MS };
   return new NodeHttpHandler({
     connectionTimeout,
     requestTimeout,
-    httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 64 }),
-    httpsAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
+    // Without this the SDK only logs a warning when requestTimeout passes, and a hung endpoint
+    // holds the request until Lambda's own timeout.
+    throwOnRequestTimeout: true,
+    httpAgent: new HttpAgent(agentOptions),
+    httpsAgent: new Agent(agentOptions),
   });
 }
 
@@ -28,8 +43,10 @@ export function createDynamoDbClient(config: Pick<Config, 'region' | 'dynamodbEn
   const client = instrument(new DynamoDBClient({
     region: config.region,
     ...(config.dynamodbEndpoint && { endpoint: config.dynamodbEndpoint }),
-    maxAttempts: 3,
-    requestHandler: handler(1_000, 3_000),
+    // DynamoDB answers in milliseconds; two tries of 2 s each turn a hung endpoint into a 503
+    // within about 4 s.
+    maxAttempts: 2,
+    requestHandler: handler(1_000, 2_000),
   }));
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 }

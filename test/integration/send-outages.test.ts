@@ -2,6 +2,8 @@
  * Real outages, no mocks: the endpoints point at a closed port, as when DynamoDB or SES is down.
  */
 import { expect, it } from '@jest/globals';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { createDynamoDbClient } from '../../functions/shared/clients';
 import { SesMailer } from '../../functions/shared/mail/ses-mailer';
@@ -44,3 +46,19 @@ it('answers 503 once the running DynamoDB stops, and sends nothing', async () =>
     await other.stop();
   }
 });
+
+it('answers 503 within seconds when DynamoDB accepts connections but never answers', async () => {
+  const silent = createServer(() => undefined); // holds every request open
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  try {
+    const endpoint = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const access = new DynamoDbAccessStore(createDynamoDbClient({ region: 'us-east-1', dynamodbEndpoint: endpoint }), h.config.tableName);
+    const started = Date.now();
+    const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, { access });
+    expect(result.statusCode).toBe(503);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  } finally {
+    silent.closeAllConnections();
+    silent.close();
+  }
+}, 20_000);

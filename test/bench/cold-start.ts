@@ -1,0 +1,155 @@
+/**
+ * Cold init: the send handler bundled exactly as the CDK stack bundles it (infra/send-bundle.ts)
+ * against a bundle that only imports the SES v2 client and constructs it, with the same esbuild
+ * options. Each is imported in a fresh `node` process, in a Lambda-like environment, and the
+ * import (including the handler module's top-level await) is timed there.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import type { Metafile } from 'esbuild';
+import { build } from 'esbuild';
+import { REPO_ROOT, sendEsbuildOptions } from '../../infra/send-bundle';
+import { median, round, summary } from './stats';
+
+const run = promisify(execFile);
+
+/** What the SES-only bundle holds: the least any function that sends through SES v2 must load. */
+const SES_ONLY_SOURCE = `
+import { SESv2Client } from '@aws-sdk/client-sesv2';
+const client = new SESv2Client({});
+export const handler = async () => ({ statusCode: 200, body: String(typeof client.send) });
+`;
+
+/**
+ * What the handler cannot do without, and nothing of its own: the two SDK clients as the service
+ * builds them, and Powertools Logger and Metrics. The distance from here to the handler is what
+ * the service's own code and the tracer cost; from the SES-only bundle to here, the design.
+ */
+const FLOOR_SOURCE = `
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { createDynamoDbClient, createSesClient } from './functions/shared/clients';
+const ses = createSesClient({ region: process.env.AWS_REGION });
+const dynamodb = createDynamoDbClient({ region: process.env.AWS_REGION });
+const logger = new Logger({ serviceName: 'floor' });
+const metrics = new Metrics({ namespace: 'Floor', serviceName: 'floor' });
+export const handler = async () => ({ statusCode: 200, body: String([ses, dynamodb, logger, metrics].length) });
+`;
+
+/** Runs in the fresh process: time from just before the import to just after it settles. */
+const PROBE = `
+const started = performance.now();
+const mod = await import(process.argv[1]);
+const importMs = performance.now() - started;
+if (typeof mod.handler !== 'function') throw new Error('no handler export');
+process.stdout.write(JSON.stringify({ importMs, sinceProcessStartMs: performance.now() }) + '\\n');
+`;
+
+export interface Variant {
+  readonly name: string;
+  readonly bundle: 'handler' | 'floor' | 'sesOnly';
+  readonly env: Readonly<Record<string, string>>;
+}
+
+export interface ColdStartResult {
+  readonly bundles: {
+    readonly handler: { readonly bytes: number; readonly mapBytes: number; readonly biggestInputs: readonly { readonly input: string; readonly bytes: number }[] };
+    readonly floor: { readonly bytes: number; readonly mapBytes: number };
+    readonly sesOnly: { readonly bytes: number; readonly mapBytes: number };
+  };
+  readonly variants: Record<string, { importMs: ReturnType<typeof summary>; sinceProcessStartMs: ReturnType<typeof summary> }>;
+}
+
+/** Bytes in the output per package (or per source file of ours), biggest first. */
+export function biggestInputs(metafile: Metafile, limit = 10): { input: string; bytes: number }[] {
+  const output = Object.values(metafile.outputs).find((o) => o.entryPoint !== undefined) ?? Object.values(metafile.outputs)[0];
+  const byPackage = new Map<string, number>();
+  for (const [path, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? path;
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + bytesInOutput);
+  }
+  return [...byPackage]
+    .map(([input, bytes]) => ({ input, bytes }))
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, limit);
+}
+
+/** The Lambda-like environment: only what the runtime and the stack would set, nothing of ours. */
+export function lambdaEnv(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'bench',
+    AWS_SECRET_ACCESS_KEY: 'bench',
+    AWS_LAMBDA_FUNCTION_NAME: 'email-send-api-bench',
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1024',
+    TABLE_NAME: 'email-send-api-bench',
+    POWERTOOLS_SERVICE_NAME: 'email-send-api',
+    // Lambda runs Node 24, where the SDK has nothing to warn about; on Node 20 the warning would cost both bundles alike.
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    ...extra,
+  };
+}
+
+export async function measureColdStart(options: {
+  readonly runs: number;
+  readonly variants: readonly Variant[];
+  readonly progress: (line: string) => void;
+}): Promise<ColdStartResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'email-send-api-bench-'));
+  try {
+    const handlerFile = join(dir, 'handler', 'index.mjs');
+    const sesOnlyFile = join(dir, 'ses-only', 'index.mjs');
+    const floorFile = join(dir, 'floor', 'index.mjs');
+    const handlerBuild = await build({ ...sendEsbuildOptions(handlerFile), metafile: true });
+    const fromSource = async (outfile: string, contents: string) => {
+      const { entryPoints: _entry, ...shared } = sendEsbuildOptions(outfile);
+      await build({ ...shared, stdin: { contents, resolveDir: REPO_ROOT, loader: 'ts' } });
+    };
+    await fromSource(sesOnlyFile, SES_ONLY_SOURCE);
+    await fromSource(floorFile, FLOOR_SOURCE);
+    const size = async (file: string) => (await stat(file)).size;
+    const bundles = {
+      handler: {
+        bytes: await size(handlerFile),
+        mapBytes: await size(`${handlerFile}.map`),
+        biggestInputs: biggestInputs(handlerBuild.metafile),
+      },
+      floor: { bytes: await size(floorFile), mapBytes: await size(`${floorFile}.map`) },
+      sesOnly: { bytes: await size(sesOnlyFile), mapBytes: await size(`${sesOnlyFile}.map`) },
+    };
+    options.progress(`bundles: handler ${kib(bundles.handler.bytes)}, floor ${kib(bundles.floor.bytes)}, SES-only ${kib(bundles.sesOnly.bytes)}; biggest inputs of the handler: ${bundles.handler.biggestInputs.slice(0, 5).map((i) => `${i.input} ${kib(i.bytes)}`).join(', ')}`);
+
+    const files = { handler: pathToFileURL(handlerFile).href, floor: pathToFileURL(floorFile).href, sesOnly: pathToFileURL(sesOnlyFile).href };
+    const samples = Object.fromEntries(options.variants.map((v) => [v.name, { importMs: [] as number[], sinceProcessStartMs: [] as number[] }]));
+    // One warm-up each (file system cache), then the variants take turns so drift hits all alike.
+    for (let round = -1; round < options.runs; round++) {
+      for (const variant of options.variants) {
+        const { stdout } = await run(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', PROBE, files[variant.bundle]], {
+          env: variant.env,
+          timeout: 30_000,
+          maxBuffer: 1024 * 1024,
+        });
+        const line = stdout.split('\n').find((l) => l.startsWith('{"importMs"'));
+        if (!line) throw new Error(`the ${variant.name} probe printed no timing: ${stdout.slice(0, 500)}`);
+        const figures = JSON.parse(line) as { importMs: number; sinceProcessStartMs: number };
+        if (round < 0) continue;
+        samples[variant.name]!.importMs.push(figures.importMs);
+        samples[variant.name]!.sinceProcessStartMs.push(figures.sinceProcessStartMs);
+      }
+    }
+    const variants = Object.fromEntries(
+      Object.entries(samples).map(([name, s]) => [name, { importMs: summary(s.importMs), sinceProcessStartMs: summary(s.sinceProcessStartMs) }]),
+    );
+    for (const [name, s] of Object.entries(samples)) options.progress(`cold init ${name}: import median ${round(median(s.importMs))} ms`);
+    return { bundles, variants };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export const kib = (bytes: number) => `${round(bytes / 1024, 0)} KiB`;

@@ -1,0 +1,123 @@
+/** The benchmark's command line: flags, each with an environment variable and a default. */
+import { parseArgs } from 'node:util';
+import { DEFAULTS } from '../../functions/shared/config';
+
+export interface BenchOptions {
+  readonly latencyMs: number;
+  readonly runs: number;
+  readonly batchRuns: number;
+  readonly batchSize: number;
+  readonly sequentialRuns: number;
+  readonly concurrency: number;
+  readonly connections: number;
+  readonly durationSeconds: number;
+  readonly coldRuns: number;
+  readonly missSamples: number;
+  readonly sweep: readonly number[];
+  readonly out: string;
+  readonly maxMinutes: number;
+}
+
+interface Spec {
+  readonly flag: string;
+  readonly env: string;
+  readonly fallback: number;
+  readonly quick?: number;
+  readonly min: number;
+  readonly max: number;
+  readonly help: string;
+}
+
+const NUMBERS = {
+  latencyMs: { flag: 'latency-ms', env: 'BENCH_SES_LATENCY_MS', fallback: 50, min: 0, max: 2_000, help: 'latency added to every SES call by the proxy' },
+  runs: { flag: 'runs', env: 'BENCH_RUNS', fallback: 40, quick: 12, min: 3, max: 1_000, help: 'one-message runs, each of the API and of a direct SendEmail' },
+  batchRuns: { flag: 'batch-runs', env: 'BENCH_BATCH_RUNS', fallback: 15, quick: 3, min: 1, max: 100, help: 'runs of the 100-message request and of the hand-written pool' },
+  batchSize: { flag: 'batch-size', env: 'BENCH_BATCH_SIZE', fallback: DEFAULTS.maxMessages, min: 1, max: DEFAULTS.maxMessages, help: 'messages in the batch request' },
+  sequentialRuns: { flag: 'sequential-runs', env: 'BENCH_SEQUENTIAL_RUNS', fallback: 1, min: 0, max: 10, help: 'runs of the batch sent one message after the other (0 skips it)' },
+  concurrency: { flag: 'concurrency', env: 'BENCH_CONCURRENCY', fallback: DEFAULTS.sendConcurrency, min: 1, max: 256, help: "SEND_CONCURRENCY of the stack, and the hand-written pool's size" },
+  connections: { flag: 'connections', env: 'BENCH_CONNECTIONS', fallback: 32, quick: 16, min: 1, max: 1_000, help: 'concurrent connections of the load test' },
+  durationSeconds: { flag: 'duration', env: 'BENCH_DURATION', fallback: 15, quick: 4, min: 1, max: 600, help: 'seconds of the load test' },
+  coldRuns: { flag: 'cold-runs', env: 'BENCH_COLD_RUNS', fallback: 15, quick: 5, min: 1, max: 100, help: 'fresh node processes per bundle for the cold init' },
+  missSamples: { flag: 'miss-samples', env: 'BENCH_MISS_SAMPLES', fallback: 5, quick: 2, min: 1, max: 100, help: 'fresh tenants used to count DynamoDB requests on a miss and a hit' },
+  maxMinutes: { flag: 'max-minutes', env: 'BENCH_MAX_MINUTES', fallback: 10, min: 1, max: 120, help: 'the run is aborted (exit 2) if it takes longer than this' },
+} as const satisfies Record<string, Spec>;
+
+const DEFAULT_SWEEP = '8,16,32,48,64';
+const DEFAULT_OUT = 'bench-results/latest.json';
+
+export function helpText(): string {
+  const rows = Object.values(NUMBERS).map((s: Spec) => {
+    const flag = `--${s.flag} <n>`.padEnd(24);
+    const quick = s.quick === undefined ? '' : `, --quick: ${s.quick}`;
+    return `  ${flag}${s.help} (default ${s.fallback}${quick}; env ${s.env})`;
+  });
+  return [
+    'npm run bench [-- options]',
+    '',
+    'Starts dynalite and the SES emulator (SES behind a proxy that adds latency) and the local',
+    'stack, all on 127.0.0.1, then measures the service against baselines taken in the same run,',
+    'prints one table with PASS/MISS per target, and writes every figure as JSON.',
+    '',
+    'Options:',
+    ...rows,
+    `  --sweep <list>          SEND_CONCURRENCY values to compare on the batch request, each on a`,
+    `                          stack of its own (median of min(batch-runs, 7))`,
+    `                          (default ${DEFAULT_SWEEP}, --quick: none; "none" skips it; env BENCH_SWEEP)`,
+    `  --out <file>            where the JSON goes (default ${DEFAULT_OUT}; env BENCH_OUT); a`,
+    '                          timestamped copy is written beside it',
+    '  --quick                 fewer runs and a shorter load test (a smoke run, under a minute)',
+    '  -h, --help              this text',
+    '',
+    'Exit status: 0 when the run completed, even with targets missed (it is a report); 1 on a',
+    'crash; 2 when --max-minutes ran out.',
+  ].join('\n');
+}
+
+export class OptionsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OptionsError';
+  }
+}
+
+export function parseOptions(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): BenchOptions | 'help' {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      ...Object.fromEntries(Object.values(NUMBERS).map((s) => [s.flag, { type: 'string' as const }])),
+      sweep: { type: 'string' },
+      out: { type: 'string' },
+      quick: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) return 'help';
+  const quick = values.quick === true || env.BENCH_QUICK === '1';
+
+  const number = (spec: Spec): number => {
+    const raw = (values as Record<string, string | boolean | undefined>)[spec.flag] ?? env[spec.env];
+    if (typeof raw === 'boolean') throw new OptionsError(`--${spec.flag} takes a number`);
+    if (raw === undefined || raw.trim() === '') return quick && spec.quick !== undefined ? spec.quick : spec.fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < spec.min || n > spec.max) {
+      throw new OptionsError(`--${spec.flag} (${spec.env}) must be a whole number from ${spec.min} to ${spec.max}, got "${raw}"`);
+    }
+    return n;
+  };
+  const numbers = Object.fromEntries(Object.entries(NUMBERS).map(([key, spec]) => [key, number(spec)])) as Record<keyof typeof NUMBERS, number>;
+
+  const sweepRaw = (values.sweep as string | undefined) ?? env.BENCH_SWEEP ?? (quick ? 'none' : DEFAULT_SWEEP);
+  const sweep =
+    sweepRaw.trim() === 'none' || sweepRaw.trim() === ''
+      ? []
+      : sweepRaw.split(',').map((part) => {
+          const n = Number(part.trim());
+          if (!Number.isInteger(n) || n < 1 || n > 256) throw new OptionsError(`--sweep takes SEND_CONCURRENCY values from 1 to 256, got "${part}"`);
+          return n;
+        });
+  if (sweep.length > 8) throw new OptionsError('--sweep takes at most 8 values');
+
+  return { ...numbers, sweep: [...new Set(sweep)], out: (values.out as string | undefined) ?? env.BENCH_OUT ?? DEFAULT_OUT };
+}

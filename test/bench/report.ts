@@ -1,0 +1,166 @@
+/** The benchmark's table (Markdown, so it can go into the README as printed) and its targets. */
+import type { ColdStartResult } from './cold-start';
+import { kib } from './cold-start';
+import type { measureBatch, measureLoad, measureRoundTrips, measureSingle, measureSweep } from './phases';
+import { round } from './stats';
+
+export interface BenchResults {
+  readonly latencyMs: number;
+  readonly roundTrips: Awaited<ReturnType<typeof measureRoundTrips>>;
+  readonly single: Awaited<ReturnType<typeof measureSingle>>;
+  readonly batch: Awaited<ReturnType<typeof measureBatch>>;
+  readonly load: Awaited<ReturnType<typeof measureLoad>>;
+  readonly sweep: Awaited<ReturnType<typeof measureSweep>>;
+  readonly coldStart: ColdStartResult;
+}
+
+export interface Target {
+  readonly id: string;
+  readonly description: string;
+  readonly value: number;
+  readonly limit: number;
+  readonly comparison: '<=' | '==';
+  readonly pass: boolean;
+}
+
+/** The issue's targets, checked against this run's figures. */
+export function checkTargets(r: BenchResults): Target[] {
+  const cold = coldRatios(r.coldStart);
+  const loadErrors = r.load.errors + r.load.timeouts + r.load.non2xx;
+  const target = (id: string, description: string, value: number, comparison: '<=' | '==', limit: number, also = true): Target => ({
+    id,
+    description,
+    value,
+    limit,
+    comparison,
+    pass: also && (comparison === '<=' ? value <= limit : value === limit),
+  });
+  const { missPerRequest: miss, hitPerRequest: hit } = r.roundTrips;
+  return [
+    target('single', 'one message <= 1.15x direct SES', r.single.ratio, '<=', 1.15),
+    target('batch', `${r.batch.size} messages <= 1.10x the hand-written pool`, r.batch.ratio, '<=', 1.1),
+    target('coldInit', 'cold init <= 1.3x the SES-only bundle', cold.asDeployed, '<=', 1.3),
+    // Every sample must hit the mark: the worst one is reported, the best one checked too.
+    target('dynamodbMiss', 'DynamoDB round trips on an auth-cache miss == 1', miss.max, '==', 1, miss.min === 1),
+    target('dynamodbHit', 'DynamoDB round trips on an auth-cache hit == 0', hit.max, '==', 0),
+    // A message reported Sent must have reached the emulator, too.
+    target('loadErrors', 'zero errors under load', loadErrors, '==', 0, r.load.mailStored >= r.load.status['2xx']),
+  ];
+}
+
+export function coldRatios(c: ColdStartResult) {
+  const base = c.variants.sesOnly!.importMs.median;
+  return {
+    asDeployed: round(c.variants.handler!.importMs.median / base, 3),
+    tracingOff: round(c.variants.handlerTracingOff!.importMs.median / base, 3),
+    floor: round(c.variants.floor!.importMs.median / base, 3),
+  };
+}
+
+const ms = (value: number) => `${value >= 1000 ? Math.round(value).toLocaleString('en-US') : round(value, 1)} ms`;
+const times = (value: number) => `${round(value, 2).toFixed(2)}×`;
+
+export function renderTable(r: BenchResults, targets: readonly Target[]): string {
+  const verdict = (id: string) => (targets.find((t) => t.id === id)?.pass ? 'PASS' : 'MISS');
+  const cold = coldRatios(r.coldStart);
+  const v = r.coldStart.variants;
+  const b = r.coldStart.bundles;
+  const rows: string[][] = [
+    ['Measure', 'Service', 'Baseline', 'Ratio', 'Target', 'Result'],
+    [
+      `(a) 1 message: API over HTTP vs 1 direct SendEmail (median of ${r.single.runs})`,
+      ms(r.single.api.median),
+      ms(r.single.direct.median),
+      times(r.single.ratio),
+      '≤ 1.15×',
+      verdict('single'),
+    ],
+    [
+      `(b) ${r.batch.size} messages in 1 request vs hand-written pool, both at concurrency ${r.batch.concurrency} (median of ${r.batch.runs})`,
+      ms(r.batch.api.median),
+      ms(r.batch.handPool.median),
+      times(r.batch.ratio),
+      '≤ 1.10×',
+      verdict('batch'),
+    ],
+  ];
+  if (r.batch.sequential) {
+    rows.push([
+      `(b) ${r.batch.size} messages in 1 request vs ${r.batch.size} sequential SendEmail calls`,
+      ms(r.batch.api.median),
+      ms(r.batch.sequential.median),
+      times(r.batch.ratioToSequential ?? Number.NaN),
+      '—',
+      'info',
+    ]);
+  }
+  rows.push(
+    [
+      `(c) load: ${r.load.connections} connections × ${round(r.load.durationSeconds, 0)} s, 1 message per request (autocannon)`,
+      `${r.load.requestsPerSecond} req/s, p50 ${r.load.latencyMs.p50} ms, p99 ${r.load.latencyMs.p99} ms`,
+      `errors ${r.load.errors}, timeouts ${r.load.timeouts}, non-2xx ${r.load.non2xx}`,
+      '—',
+      '0 errors',
+      verdict('loadErrors'),
+    ],
+    [
+      `(d) cold init: import of the handler bundle, as deployed (tracing on) vs SES-only bundle (median of ${v.handler!.importMs.n})`,
+      `${ms(v.handler!.importMs.median)} (${kib(b.handler.bytes)})`,
+      `${ms(v.sesOnly!.importMs.median)} (${kib(b.sesOnly.bytes)})`,
+      times(cold.asDeployed),
+      '≤ 1.3×',
+      verdict('coldInit'),
+    ],
+    [
+      '(d) cold init: the same bundle with POWERTOOLS_TRACE_ENABLED=false',
+      ms(v.handlerTracingOff!.importMs.median),
+      ms(v.sesOnly!.importMs.median),
+      times(cold.tracingOff),
+      '—',
+      'info',
+    ],
+    [
+      '(d) cold init: floor (SES + DynamoDB clients, Powertools Logger + Metrics, no service code)',
+      `${ms(v.floor!.importMs.median)} (${kib(b.floor.bytes)})`,
+      ms(v.sesOnly!.importMs.median),
+      times(cold.floor),
+      '—',
+      'info',
+    ],
+    [
+      `(e) DynamoDB requests per API request, auth-cache miss (${r.roundTrips.samples} fresh keys)`,
+      `${r.roundTrips.missPerRequest.max} (${Object.keys(r.roundTrips.missOperations).join(', ')})`,
+      '—',
+      '—',
+      '1',
+      verdict('dynamodbMiss'),
+    ],
+    ['(e) DynamoDB requests per API request, auth-cache hit', String(r.roundTrips.hitPerRequest.max), '—', '—', '0', verdict('dynamodbHit')],
+  );
+  return markdown(rows);
+}
+
+export function renderSweep(r: BenchResults): string | undefined {
+  if (r.sweep.length === 0) return undefined;
+  const rows = [
+    ['SEND_CONCURRENCY', `${r.batch.size} messages, API`, 'hand-written pool', 'ratio', `ideal ⌈${r.batch.size}/C⌉ × ${r.latencyMs} ms`],
+    ...r.sweep.map((row) => [
+      String(row.concurrency),
+      ms(row.api.median),
+      ms(row.handPool.median),
+      times(row.ratio),
+      ms(Math.ceil(r.batch.size / row.concurrency) * r.latencyMs),
+    ]),
+  ];
+  return markdown(rows);
+}
+
+function markdown(rows: readonly string[][]): string {
+  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
+  const line = (row: readonly string[]) => `| ${row.map((cell, col) => cell.padEnd(widths[col]!)).join(' | ')} |`;
+  return [line(rows[0]!), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
+}
+
+export function renderTargets(targets: readonly Target[]): string {
+  return targets.map((t) => `${t.pass ? 'PASS' : 'MISS'}  ${t.description}: ${t.value}`).join('\n');
+}

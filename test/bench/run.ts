@@ -1,0 +1,199 @@
+/**
+ * `npm run bench`: how much the service adds on top of Amazon SES, measured against baselines
+ * taken in the same run (these machines are shared and noisy, so only ratios are compared).
+ * Everything runs on 127.0.0.1: the emulators and the local stack in child processes, the
+ * measuring clients here. See `npm run bench -- --help`, and the README's "Performance".
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { availableParallelism, cpus, loadavg } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createDynamoDbClient } from '../../functions/shared/clients';
+import { DEFAULTS } from '../../functions/shared/config';
+import { DynamoDbAdminStore } from '../../functions/shared/store/dynamodb-admin-store';
+import type { Child } from './child';
+import { forkChild } from './child';
+import { lambdaEnv, measureColdStart } from './cold-start';
+import type { EmulatorsInfo } from './emulators-child';
+import type { BenchOptions } from './options';
+import { OptionsError, helpText, parseOptions } from './options';
+import type { BenchContext } from './phases';
+import { measureBatch, measureLoad, measureRoundTrips, measureSingle, measureSweep } from './phases';
+import type { BenchResults } from './report';
+import { checkTargets, renderSweep, renderTable, renderTargets } from './report';
+import type { StackInfo } from './stack-child';
+import { apiClient, directSes } from './traffic';
+
+const REGION = 'us-east-1';
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+
+const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+function prepareEnvironment(): void {
+  // Every endpoint is on this machine: placeholder credentials, never a developer's own profile.
+  process.env.AWS_ACCESS_KEY_ID = 'local';
+  process.env.AWS_SECRET_ACCESS_KEY = 'local';
+  delete process.env.AWS_SESSION_TOKEN;
+  delete process.env.AWS_PROFILE;
+  process.env.AWS_REGION = REGION;
+  // Lambda runs Node 24; the SDK's warning about Node 20 would only add noise to the logs.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+}
+
+async function run(options: BenchOptions): Promise<void> {
+  const started = new Date();
+  const outFile = resolve(options.out);
+  const logDir = join(dirname(outFile), 'logs');
+  await mkdir(logDir, { recursive: true });
+  prepareEnvironment();
+
+  const children: Child<unknown>[] = [];
+  const stopChildren = async () => {
+    for (const child of children.splice(0).reverse()) await child.stop().catch(() => undefined);
+  };
+  const watchdog = setTimeout(() => {
+    progress(`aborted: the run took longer than --max-minutes ${options.maxMinutes}`);
+    void stopChildren().finally(() => process.exit(2));
+  }, options.maxMinutes * 60_000);
+  watchdog.unref();
+  const interrupt = () => {
+    progress('interrupted');
+    void stopChildren().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+
+  let context: BenchContext | undefined;
+  let measured: Omit<BenchResults, 'coldStart'>;
+  try {
+    progress(`starting dynalite and the SES emulator, SES behind a ${options.latencyMs} ms latency proxy (logs in ${relative(process.cwd(), logDir)}/)…`);
+    const emulators = await forkChild<EmulatorsInfo>(here('./emulators-child.ts'), {
+      env: { BENCH_CHILD_LATENCY_MS: String(options.latencyMs) },
+      logFile: join(logDir, 'emulators.log'),
+    });
+    children.push(emulators);
+    progress(`starting the local stack (SEND_CONCURRENCY ${options.concurrency}, AUTH_CACHE_SECONDS ${DEFAULTS.authCacheSeconds})…`);
+    const stack = await forkChild<StackInfo>(here('./stack-child.ts'), {
+      env: {
+        // As in Lambda: the handler's metrics are written (to the log file), so their cost is measured.
+        POWERTOOLS_METRICS_DISABLED: 'false',
+        BENCH_CHILD_DYNAMODB_ENDPOINT: emulators.info.dynamodbCounted,
+        BENCH_CHILD_SES_ENDPOINT: emulators.info.sesDelayed,
+        BENCH_CHILD_SERVICE_ENV: JSON.stringify({
+          AUTH_CACHE_SECONDS: String(DEFAULTS.authCacheSeconds),
+          SEND_CONCURRENCY: String(options.concurrency),
+        }),
+      },
+      logFile: join(logDir, 'stack.log'),
+    });
+    children.push(stack);
+    progress(`local stack at ${stack.info.sendUrl}`);
+
+    const documents = createDynamoDbClient({ region: REGION, dynamodbEndpoint: emulators.info.dynamodbDirect });
+    context = {
+      emulators,
+      stack,
+      tenant: { apiKey: stack.info.apiKey, organizationId: stack.info.organizationId, senderDomain: stack.info.senderDomain },
+      api: apiClient(stack.info.sendUrl),
+      direct: directSes(emulators.info.sesDelayed, REGION),
+      admin: new DynamoDbAdminStore(documents, stack.info.tableName),
+      progress,
+    };
+
+    progress(`counting DynamoDB requests per API request on ${options.missSamples} fresh keys…`);
+    const roundTrips = await measureRoundTrips(context, options.missSamples);
+    progress(`one message: ${options.runs} runs each of the API and of a direct SendEmail…`);
+    const single = await measureSingle(context, options.runs);
+    progress(`${options.batchSize} messages: ${options.batchRuns} runs each, ${options.sequentialRuns} sequential…`);
+    const batch = await measureBatch(context, {
+      runs: options.batchRuns,
+      size: options.batchSize,
+      concurrency: options.concurrency,
+      sequentialRuns: options.sequentialRuns,
+    });
+    const load = await measureLoad(context, { connections: options.connections, durationSeconds: options.durationSeconds });
+    if (options.sweep.length > 0) progress(`SEND_CONCURRENCY sweep over ${options.sweep.join(', ')}…`);
+    const sweep = await measureSweep(context, { values: options.sweep, runs: Math.min(options.batchRuns, 7), size: options.batchSize });
+    measured = { latencyMs: options.latencyMs, roundTrips, single, batch, load, sweep };
+    documents.destroy();
+  } finally {
+    context?.api.close();
+    context?.direct.close();
+    await stopChildren();
+  }
+
+  // Last, with the emulators gone: fresh processes are the most sensitive to a busy machine.
+  progress(`cold init: bundling and importing each bundle in ${options.coldRuns} fresh node processes…`);
+  const coldStart = await measureColdStart({
+    runs: options.coldRuns,
+    progress,
+    variants: [
+      { name: 'handler', bundle: 'handler', env: lambdaEnv() },
+      { name: 'handlerTracingOff', bundle: 'handler', env: lambdaEnv({ POWERTOOLS_TRACE_ENABLED: 'false' }) },
+      { name: 'floor', bundle: 'floor', env: lambdaEnv() },
+      { name: 'sesOnly', bundle: 'sesOnly', env: lambdaEnv() },
+    ],
+  });
+  clearTimeout(watchdog);
+
+  const results: BenchResults = { ...measured, coldStart };
+  const targets = checkTargets(results);
+  const finished = new Date();
+  const environment = {
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    cpus: availableParallelism(),
+    cpuModel: cpus()[0]?.model,
+    loadAverageAtEnd: loadavg().map((n) => Math.round(n * 100) / 100),
+  };
+  const report = {
+    schema: 'email-send-api/bench/1',
+    startedAt: started.toISOString(),
+    finishedAt: finished.toISOString(),
+    durationSeconds: Math.round((finished.getTime() - started.getTime()) / 100) / 10,
+    environment,
+    options,
+    results,
+    targets,
+  };
+  await mkdir(dirname(outFile), { recursive: true });
+  const json = `${JSON.stringify(report, null, 2)}\n`;
+  const stamped = join(dirname(outFile), `bench-${started.toISOString().replace(/[:.]/g, '-')}.json`);
+  await writeFile(outFile, json);
+  await writeFile(stamped, json);
+
+  const out = [
+    '',
+    `SES latency ${options.latencyMs} ms · SEND_CONCURRENCY ${options.concurrency} · AUTH_CACHE_SECONDS ${DEFAULTS.authCacheSeconds} · Node ${process.version} · ${environment.cpus} CPUs · load average ${environment.loadAverageAtEnd.join(' ')} · ${report.durationSeconds} s`,
+    '',
+    renderTable(results, targets),
+    '',
+  ];
+  const sweepTable = renderSweep(results);
+  if (sweepTable) out.push(`SEND_CONCURRENCY sweep (${options.batchSize} messages, median of ${results.sweep[0]?.api.n ?? 0}):`, '', sweepTable, '');
+  out.push(renderTargets(targets), '', `Figures written to ${relative(process.cwd(), outFile)} (and ${relative(process.cwd(), stamped)})`);
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+async function main(): Promise<number> {
+  let options: BenchOptions | 'help';
+  try {
+    options = parseOptions(process.argv.slice(2), process.env);
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${helpText()}\n`);
+    return error instanceof OptionsError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 64 : 1;
+  }
+  if (options === 'help') {
+    process.stdout.write(`${helpText()}\n`);
+    return 0;
+  }
+  try {
+    await run(options);
+    return 0;
+  } catch (error) {
+    process.stderr.write(`[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    return 1;
+  }
+}
+
+process.exit(await main());

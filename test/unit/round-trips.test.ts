@@ -1,0 +1,119 @@
+/**
+ * The auth path's DynamoDB round trips, counted on the wire: a middleware at the innermost step
+ * of the production DynamoDB client (`createDynamoDbClient`) records every HTTP request the SDK
+ * would send, and answers it from an in-memory table. The stores under test are the real ones.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { authenticate } from '../../functions/send/authorisation';
+import { generateApiKey, hashApiKey } from '../../functions/shared/api-keys';
+import { createDynamoDbClient } from '../../functions/shared/clients';
+import { CachedAccessStore } from '../../functions/shared/store/cached-access-store';
+import { DynamoDbAccessStore } from '../../functions/shared/store/dynamodb-access-store';
+import { itemKey } from '../../functions/shared/store/table';
+
+const TABLE = 'round-trips';
+const ORG = '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10';
+const OTHER_ORG = '0b6f9a52-3f0e-4a8e-9d1b-5c7e2a4d8f10';
+
+type AttributeValue = { S: string } | { SS: string[] };
+type WireItem = Record<string, AttributeValue>;
+
+interface WireRequest {
+  readonly operation: string;
+  /** For BatchGetItem: the partition keys asked for. */
+  readonly keys: readonly string[];
+}
+
+/**
+ * The production client, with every request it sends recorded and answered here. `unprocessed`
+ * lists partition keys the fake leaves unread once, as DynamoDB may under load.
+ */
+function wireCountedStore(items: readonly WireItem[], options: { unprocessed?: readonly string[] } = {}) {
+  const client = createDynamoDbClient({ region: 'us-east-1', dynamodbEndpoint: 'http://127.0.0.1:9' });
+  const requests: WireRequest[] = [];
+  const leaveUnread = new Set(options.unprocessed);
+  client.middlewareStack.add(
+    () => async (args) => {
+      const request = args.request as { headers: Record<string, string>; body: string | Uint8Array };
+      const operation = String(request.headers['x-amz-target']).split('.')[1] ?? 'unknown';
+      const text = typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body);
+      const body = JSON.parse(text) as { RequestItems: Record<string, { Keys: { pk: { S: string } }[] }> };
+      const keys = (body.RequestItems?.[TABLE]?.Keys ?? []).map((key) => key.pk.S);
+      requests.push({ operation, keys });
+      const unread = keys.filter((pk) => leaveUnread.delete(pk));
+      const found = items.filter((item) => 'S' in item.pk! && keys.includes(item.pk.S) && !unread.includes(item.pk.S));
+      const answer = {
+        Responses: { [TABLE]: found },
+        UnprocessedKeys: unread.length > 0 ? { [TABLE]: { Keys: unread.map((pk) => ({ pk: { S: pk }, sk: { S: pk.split('#')[0] } })) } } : {},
+      };
+      return {
+        response: { statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: new TextEncoder().encode(JSON.stringify(answer)) },
+        output: undefined as never,
+      };
+    },
+    { step: 'deserialize', priority: 'low', name: 'wireCounter' },
+  );
+  return { store: new DynamoDbAccessStore(client, TABLE), requests };
+}
+
+function tenantItems(apiKey: string, organizationId = ORG): WireItem[] {
+  const key = itemKey.apiKey(hashApiKey(apiKey));
+  const org = itemKey.organization(organizationId);
+  return [
+    { pk: { S: key.pk }, sk: { S: key.sk }, userId: { S: 'u1' } },
+    { pk: { S: org.pk }, sk: { S: org.sk }, organizationId: { S: organizationId }, members: { SS: ['u1'] }, senders: { SS: ['example.com'] } },
+  ];
+}
+
+describe('auth path DynamoDB round trips', () => {
+  it('reads the key and the Organization in one BatchGetItem on a cache miss, and makes no request on a hit', async () => {
+    const apiKey = generateApiKey();
+    const { store, requests } = wireCountedStore(tenantItems(apiKey));
+    const cached = new CachedAccessStore(store, { ttlSeconds: 30 });
+
+    const caller = await authenticate(apiKey, ORG, cached);
+    expect(requests).toEqual([{ operation: 'BatchGetItem', keys: [itemKey.apiKey(hashApiKey(apiKey)).pk, itemKey.organization(ORG).pk] }]);
+    expect(caller.userId).toBe('u1');
+    expect([...(caller.access.organization?.senders ?? [])]).toEqual(['example.com']);
+
+    requests.length = 0;
+    for (let i = 0; i < 5; i++) expect((await authenticate(apiKey, ORG, cached)).userId).toBe('u1');
+    expect(requests).toEqual([]);
+  });
+
+  it('makes one request per authentication when the cache is off', async () => {
+    const apiKey = generateApiKey();
+    const { store, requests } = wireCountedStore(tenantItems(apiKey));
+    for (let i = 0; i < 3; i++) await authenticate(apiKey, ORG, store);
+    expect(requests.map((r) => r.operation)).toEqual(['BatchGetItem', 'BatchGetItem', 'BatchGetItem']);
+    expect(requests.every((r) => r.keys.length === 2)).toBe(true);
+  });
+
+  it('asks only for the Organization when the key is cached but the Organization is not', async () => {
+    const apiKey = generateApiKey();
+    const { store, requests } = wireCountedStore([...tenantItems(apiKey), ...tenantItems(apiKey, OTHER_ORG).slice(1)]);
+    const cached = new CachedAccessStore(store, { ttlSeconds: 30 });
+    await authenticate(apiKey, ORG, cached);
+    requests.length = 0;
+    const other = await authenticate(apiKey, OTHER_ORG, cached);
+    expect(requests).toEqual([{ operation: 'BatchGetItem', keys: [itemKey.organization(OTHER_ORG).pk] }]);
+    expect(other.access.organization?.organizationId).toBe(OTHER_ORG);
+  });
+
+  it('reads an unknown key once, then answers it from the negative entry', async () => {
+    const { store, requests } = wireCountedStore([]);
+    const cached = new CachedAccessStore(store, { ttlSeconds: 30 });
+    const stranger = generateApiKey();
+    for (let i = 0; i < 10; i++) await expect(authenticate(stranger, ORG, cached)).rejects.toMatchObject({ status: 401 });
+    expect(requests).toHaveLength(1);
+  });
+
+  it('asks again, for the unread key alone, when DynamoDB leaves part of the batch unprocessed', async () => {
+    const apiKey = generateApiKey();
+    const orgPk = itemKey.organization(ORG).pk;
+    const { store, requests } = wireCountedStore(tenantItems(apiKey), { unprocessed: [orgPk] });
+    const caller = await authenticate(apiKey, ORG, new CachedAccessStore(store, { ttlSeconds: 30 }));
+    expect(requests.map((r) => r.keys)).toEqual([[itemKey.apiKey(hashApiKey(apiKey)).pk, orgPk], [orgPk]]);
+    expect(caller.access.organization?.organizationId).toBe(ORG);
+  });
+});
