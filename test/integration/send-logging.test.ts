@@ -58,6 +58,8 @@ describe('logging', () => {
       latencyMs: expect.any(Number),
     });
     expect(summaries[1]).toMatchObject({ userId: tenant.userId, statusCode: 400 });
+    const debug = lines.map((line) => JSON.parse(line)).filter((entry) => entry.message === 'message results');
+    expect(debug).toEqual([expect.objectContaining({ level: 'DEBUG', results: [{ index: 0, status: 'Sent' }] })]);
     expect(summaries[2]).not.toHaveProperty('userId');
     for (const forbidden of [tenant.apiKey, tenant.apiKey.slice(4, 20), 'Bearer', 'alice@example.org', 'noreply@example.com', secretSubject, 'Body-9f2a']) {
       expect(text).not.toContain(forbidden);
