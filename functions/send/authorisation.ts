@@ -1,29 +1,13 @@
 /**
  * Who is calling, and may they send in this Organization from these addresses
- * (CONTRACT section 3). The key is only ever handled as its hash past `readBearerToken`.
+ * (CONTRACT section 3). The key is only ever handled as its hash past `readBearerToken`
+ * (functions/shared/bearer-token.ts).
  */
-import { hashApiKey, isWellFormedApiKey } from '../shared/api-keys';
+import { hashApiKey } from '../shared/api-keys';
 import type { FieldProblem } from '../shared/errors';
-import {
-  InvalidCredentialsProblem,
-  MissingCredentialsProblem,
-  OrganizationForbiddenProblem,
-  SenderForbiddenProblem,
-} from '../shared/errors';
+import { InvalidCredentialsProblem, OrganizationForbiddenProblem, SenderForbiddenProblem } from '../shared/errors';
 import type { AccessLookup, AccessStore, OrganizationAccess } from '../shared/store/ports';
 import type { ValidMessage } from './validation';
-
-// RFC 6750 section 2.1: the scheme is case-insensitive (RFC 7235), then one or more spaces.
-const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
-
-/** The API key from the Authorization header, or a 401 saying what is wrong. */
-export function readBearerToken(authorization: string | undefined): string {
-  if (authorization === undefined) throw new MissingCredentialsProblem();
-  const token = BEARER.exec(authorization)?.[1];
-  // A token of the wrong shape cannot be a key of ours: refuse it without a database read.
-  if (token === undefined || !isWellFormedApiKey(token)) throw new InvalidCredentialsProblem();
-  return token;
-}
 
 export interface Caller {
   readonly userId: string;

@@ -9,9 +9,12 @@ export function parseExpiration(value: string): number | undefined {
   const match = SHAPE.exec(value);
   if (!match) return undefined;
   const [year, month, day, hour, minute, second] = match.slice(1).map(Number) as [number, number, number, number, number, number];
-  const instant = Date.UTC(year, month - 1, day, hour, minute, second);
-  const back = new Date(instant);
-  // Date.UTC rolls 2026-02-30 over into March; a real date survives the round trip unchanged.
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
+  const back = new Date(0);
+  back.setUTCFullYear(year, month - 1, day);
+  back.setUTCHours(hour, minute, second, 0);
+  const instant = back.getTime();
+  // Dates roll over (2026-02-30 becomes 2 March); a real date survives the round trip unchanged.
   const real =
     back.getUTCFullYear() === year &&
     back.getUTCMonth() === month - 1 &&

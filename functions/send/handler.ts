@@ -13,6 +13,7 @@ import type { Tracing } from '../shared/observability';
 import { createLogger, createMetrics, createTracing } from '../shared/observability';
 import { SesMailer } from '../shared/mail/ses-mailer';
 import type { JsonEvent } from '../shared/middleware/json-body';
+import { bearerToken } from '../shared/middleware/bearer-token';
 import { jsonBody } from '../shared/middleware/json-body';
 import { problemResponses } from '../shared/middleware/problem-responses';
 import type { SummarisedEvent } from '../shared/middleware/request-log';
@@ -43,6 +44,7 @@ export function createHandler(deps: SendDependencies, tracing?: Tracing) {
     .use(httpHeaderNormalizer())
     .use(problemResponses({ logger, typeBase: config.problemTypeBase }))
     .use(route({ path: SEND_PATH, methods: ['POST'] }))
+    .use(bearerToken())
     .use(jsonBody({ maxBytes: config.maxBodyBytes }))
     .handler(async (event, context) => {
       const remaining = typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : undefined;

@@ -7,20 +7,20 @@ import type { EmailAddress } from '../shared/email-address';
 import { parseEmailAddress } from '../shared/email-address';
 import type { FieldProblem } from '../shared/errors';
 import { ValidationProblem } from '../shared/errors';
+import { CONTROL_CHARACTERS } from '../shared/header-safety';
 import type { OutgoingEmail } from '../shared/mail/ports';
 import { isCanonicalUuid } from '../shared/uuid';
 import { parseExpiration } from './expiry';
 
 /** Amazon SES accepts at most 50 recipients per message. */
 export const MAX_RECIPIENTS = 50;
+/** Lists longer than this many times their limit are reported by count only. */
+export const OVERSIZED_LIST_FACTOR = 10;
 /** RFC 5322 line length limit, applied to the whole subject. */
 export const MAX_SUBJECT_LENGTH = 998;
 
 const TOP_LEVEL_FIELDS = new Set(['OrganizationId', 'organizationId', 'Messages']);
 const MESSAGE_FIELDS = new Set(['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime']);
-// C0 and C1 controls, DEL, and the Unicode line/paragraph separators: anything that could end
-// or fold a header line must never reach one.
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /** A message that passed every rule: its content as it will go out, plus what decides its send. */
 export interface ValidMessage extends Omit<OutgoingEmail, 'organizationId' | 'from'> {
@@ -51,8 +51,8 @@ const escapePointer = (segment: string): string => segment.replace(/~/g, '~0').r
 /** The Organization id if the body names one validly; used to fetch it alongside the key. */
 export function peekOrganizationId(body: unknown): string | undefined {
   if (!isObject(body)) return undefined;
-  const upper = own(body, 'OrganizationId');
-  const lower = own(body, 'organizationId');
+  const upper = own(body, 'OrganizationId') ?? undefined;
+  const lower = own(body, 'organizationId') ?? undefined;
   const candidate = upper ?? lower;
   if (upper !== undefined && lower !== undefined && String(upper).toLowerCase() !== String(lower).toLowerCase()) return undefined;
   return isCanonicalUuid(candidate) ? candidate.toLowerCase() : undefined;
@@ -72,8 +72,9 @@ function unknownFields(object: Json, allowed: ReadonlySet<string>, base: string,
 }
 
 function validateOrganizationId(body: Json, problems: ProblemList): string | undefined {
-  const upper = own(body, 'OrganizationId');
-  const lower = own(body, 'organizationId');
+  // null counts as absent, as for every optional field: only a value can conflict.
+  const upper = own(body, 'OrganizationId') ?? undefined;
+  const lower = own(body, 'organizationId') ?? undefined;
   if (upper === undefined && lower === undefined) {
     problems.add('/OrganizationId', 'required: the UUID of the Organization to send in');
     return undefined;
@@ -119,9 +120,9 @@ function validateRecipients(message: Json, base: string, problems: ProblemList):
     return result;
   }
   if (total > MAX_RECIPIENTS) {
-    // Counting is enough here: checking thousands of addresses would only bury this problem.
     problems.add(base, `${total} recipients in To, Cc and Bcc together; at most ${MAX_RECIPIENTS} are allowed`);
-    return result;
+    // Past ten times the limit, checking each address would only bury the real problem.
+    if (total > MAX_RECIPIENTS * OVERSIZED_LIST_FACTOR) return result;
   }
   for (const field of ['To', 'Cc', 'Bcc'] as const) {
     lists[field].forEach((entry, i) => {
@@ -216,10 +217,14 @@ export function validateSendRequest(body: unknown, limits: ValidationLimits): Se
   if (messagesValue === undefined || messagesValue === null) problems.add('/Messages', 'required: an array of 1 or more messages');
   else if (!Array.isArray(messagesValue)) problems.add('/Messages', 'must be an array of Message objects');
   else if (messagesValue.length === 0) problems.add('/Messages', 'must hold at least 1 message');
-  else if (messagesValue.length > limits.maxMessages) {
-    problems.add('/Messages', `${messagesValue.length} messages; at most ${limits.maxMessages} are allowed per request`);
-  } else {
-    messagesValue.forEach((message, index) => {
+  else {
+    if (messagesValue.length > limits.maxMessages) {
+      problems.add('/Messages', `${messagesValue.length} messages; at most ${limits.maxMessages} are allowed per request`);
+    }
+    // Every problem is listed, but past ten times the limit checking each message would only
+    // bury the real one.
+    const checked = messagesValue.length > limits.maxMessages * OVERSIZED_LIST_FACTOR ? [] : messagesValue;
+    checked.forEach((message, index) => {
       const valid = validateMessage(message, index, problems);
       if (valid) messages.push(valid);
     });

@@ -6,6 +6,7 @@
 import { domainToASCII } from 'node:url';
 import isEmail from 'validator/lib/isEmail.js';
 import isFQDN from 'validator/lib/isFQDN.js';
+import { CONTROL_CHARACTERS } from './header-safety';
 
 export const MAX_ADDRESS_LENGTH = 254;
 
@@ -27,7 +28,9 @@ const ADDRESS_RULES = {
 
 /** Parses an address, or returns undefined when it is not one the service will send to. */
 export function parseEmailAddress(input: string): EmailAddress | undefined {
-  if (input.length > MAX_ADDRESS_LENGTH || !isEmail(input, ADDRESS_RULES)) return undefined;
+  // validator lets white space into a quoted local part; CR/LF there would reach the headers
+  // SES writes, so no control character (and no white space but the plain space) gets through.
+  if (input.length > MAX_ADDRESS_LENGTH || CONTROL_CHARACTERS.test(input) || !isEmail(input, ADDRESS_RULES)) return undefined;
   const at = input.lastIndexOf('@');
   const localPart = input.slice(0, at);
   const domain = toAsciiDomain(input.slice(at + 1));

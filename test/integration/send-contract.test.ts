@@ -285,6 +285,77 @@ describe('request rules (400, 413, 415)', () => {
   });
 });
 
+describe('audit findings', () => {
+  it('refuses duplicate keys instead of keeping the last one silently, and sends nothing', async () => {
+    const raw = `{"OrganizationId":"00000000-0000-4000-8000-000000000000","OrganizationId":"${tenant.organizationId}","Messages":[{"From":"noreply@example.com","To":["first@example.org"],"To":["second@example.org"],"Subject":"s","TextContent":"t"}]}`;
+    const result = await send(raw);
+    expectProblem(result, 400);
+    expect(result.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/OrganizationId', '/Messages/0/To']);
+    expect(await h.sentEmails()).toHaveLength(0);
+  });
+
+  it('answers 401, not 415 or 400, to a request with no key whatever else is wrong', async () => {
+    for (const headers of [{}, { 'content-type': 'text/plain' }, { 'content-type': 'application/json' }] as Record<string, string>[]) {
+      const result = await h.invoke({ headers, body: '' });
+      expectProblem(result, 401);
+      expect(result.headers['WWW-Authenticate']).toMatch(/^Bearer realm=/);
+    }
+    const malformed = await h.invoke({ headers: { authorization: 'Bearer nope', 'content-type': 'text/plain' }, body: 'x' });
+    expectProblem(malformed, 401);
+    expect(malformed.headers['WWW-Authenticate']).toBe('Bearer error="invalid_token"');
+  });
+
+  it('accepts a body that starts with a byte order mark', async () => {
+    const result = await send(`\ufeff${JSON.stringify(sendBody(tenant))}`);
+    expect(result.statusCode).toBe(200);
+  });
+
+  it('accepts "application/json;" with an empty parameter', async () => {
+    const result = await send(sendBody(tenant), authorised(tenant, { 'content-type': 'application/json;' }));
+    expect(result.statusCode).toBe(200);
+  });
+
+  it('refuses a base64 body that is not valid UTF-8, instead of sending replacement characters', async () => {
+    const json = Buffer.from(JSON.stringify(sendBody(tenant, [message({ Subject: 'XX' })])));
+    const bad = Buffer.from(json.toString('latin1').replace('XX', '\xff\xfe'), 'latin1');
+    const result = await h.invoke({ headers: authorised(tenant), body: bad.toString('base64'), isBase64Encoded: true });
+    expectProblem(result, 400);
+    expect(result.body.detail).toContain('UTF-8');
+    expect(await h.sentEmails()).toHaveLength(0);
+  });
+
+  it('counts a base64 body by its decoded bytes: exactly the limit is not too large', async () => {
+    const exact = Buffer.alloc(h.config.maxBodyBytes, 0x20).toString('base64');
+    const result = await h.invoke({ headers: { authorization: `Bearer ${tenant.apiKey}` }, body: exact, isBase64Encoded: true });
+    expectProblem(result, 415);
+  });
+
+  it('treats a null spelling of the Organization id as absent', async () => {
+    const result = await send({ OrganizationId: null, organizationId: tenant.organizationId, Messages: [message()] });
+    expect(result.statusCode).toBe(200);
+  });
+
+  it('still lists bad addresses when there are too many recipients', async () => {
+    const to = Array.from({ length: 51 }, (_, i) => (i === 7 ? 'not-an-address' : `to${i}@example.org`));
+    const result = await send(sendBody(tenant, [message({ To: to })]));
+    expectProblem(result, 400);
+    expect(result.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/Messages/0', '/Messages/0/To/7']);
+  });
+
+  it('still lists bad messages when there are too many messages', async () => {
+    const messages = Array.from({ length: 101 }, (_, i) => (i === 3 ? message({ Subject: '' }) : message()));
+    const result = await send(sendBody(tenant, messages));
+    expect(result.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/Messages', '/Messages/3/Subject']);
+  });
+
+  it('refuses control characters inside quoted local parts (header injection)', async () => {
+    const result = await send(sendBody(tenant, [message({ To: ['"b\r\nBcc: evil@x.org"@example.org'] })]));
+    expectProblem(result, 400);
+    expect(result.body.errors).toEqual([{ pointer: '/Messages/0/To/0', detail: 'not a valid email address' }]);
+    expect(await h.sentEmails()).toHaveLength(0);
+  });
+});
+
 describe('authentication (401)', () => {
   it('answers 401 with a Bearer realm challenge when there is no Authorization header', async () => {
     const result = await send(sendBody(tenant), { 'content-type': 'application/json' });

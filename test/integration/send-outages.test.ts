@@ -62,3 +62,20 @@ it('answers 503 within seconds when DynamoDB accepts connections but never answe
     silent.close();
   }
 }, 20_000);
+
+it('answers 503 when DynamoDB answers with something that is not DynamoDB (a proxy page)', async () => {
+  const proxy = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/html' });
+    response.end('<html>Gateway says hello</html>');
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  try {
+    const endpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const access = new DynamoDbAccessStore(createDynamoDbClient({ region: 'us-east-1', dynamodbEndpoint: endpoint }), h.config.tableName);
+    const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, { access });
+    expect(result.statusCode).toBe(503);
+  } finally {
+    proxy.closeAllConnections();
+    proxy.close();
+  }
+});

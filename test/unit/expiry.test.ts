@@ -24,6 +24,13 @@ describe('parseExpiration', () => {
     expect(parseExpiration(value)).toBeUndefined();
   });
 
+  it('reads years 0000-0099 as themselves, not as 1900-1999', () => {
+    const instant = parseExpiration('0050-06-15 00:00:00');
+    expect(instant).toBeDefined();
+    expect(new Date(instant!).getUTCFullYear()).toBe(50);
+    expect(parseExpiration('0000-01-01 00:00:00')).toBeDefined();
+  });
+
   it('accepts 29 February in a leap year', () => {
     expect(parseExpiration('2028-02-29 23:59:59')).toBe(Date.UTC(2028, 1, 29, 23, 59, 59));
   });

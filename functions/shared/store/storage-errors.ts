@@ -5,7 +5,10 @@ import { networkFailure } from '../network-errors';
 
 /** True for errors that mean "DynamoDB did not answer usefully", as opposed to a bug of ours. */
 export function isStorageFault(error: unknown): boolean {
-  return error instanceof DynamoDBServiceException || networkFailure(error) !== undefined;
+  if (error instanceof DynamoDBServiceException || networkFailure(error) !== undefined) return true;
+  // Any other error the SDK raised for the call (it carries $metadata), such as an answer that
+  // did not deserialise (a proxy's HTML page), is the store's fault too, not a bug of ours.
+  return typeof error === 'object' && error !== null && '$metadata' in error;
 }
 
 /** Runs a storage call, turning DynamoDB and network faults into a 503; other errors pass. */

@@ -1,0 +1,52 @@
+/**
+ * JSON pointers of object keys that appear twice in the same object. JSON.parse keeps the last
+ * one silently, which would drop content (a first `To`, a first `OrganizationId`); the service
+ * refuses such a body instead. The text must already have parsed as JSON.
+ */
+const escapePointer = (segment: string): string => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+
+type Frame =
+  | { kind: 'object'; path: string; keys: Set<string>; key: string | undefined; expectKey: boolean }
+  | { kind: 'array'; path: string; index: number };
+
+export function duplicateKeyPointers(text: string, limit = 100): string[] {
+  const found: string[] = [];
+  const stack: Frame[] = [];
+  const childPath = (): string => {
+    const parent = stack[stack.length - 1];
+    if (!parent) return '';
+    return parent.kind === 'object' ? `${parent.path}/${escapePointer(parent.key ?? '')}` : `${parent.path}/${parent.index}`;
+  };
+
+  for (let i = 0; i < text.length && found.length < limit; i++) {
+    const char = text[i];
+    if (char === '"') {
+      const start = i;
+      // Jump to the closing quote: one preceded by an even number of backslashes.
+      for (i = text.indexOf('"', i + 1); ; i = text.indexOf('"', i + 1)) {
+        let slashes = 0;
+        while (text[i - 1 - slashes] === '\\') slashes++;
+        if (slashes % 2 === 0) break;
+      }
+      const top = stack[stack.length - 1];
+      if (top?.kind === 'object' && top.expectKey) {
+        const key = JSON.parse(text.slice(start, i + 1)) as string;
+        if (top.keys.has(key)) found.push(`${top.path}/${escapePointer(key)}`);
+        top.keys.add(key);
+        top.key = key;
+        top.expectKey = false;
+      }
+    } else if (char === '{') {
+      stack.push({ kind: 'object', path: childPath(), keys: new Set(), key: undefined, expectKey: true });
+    } else if (char === '[') {
+      stack.push({ kind: 'array', path: childPath(), index: 0 });
+    } else if (char === '}' || char === ']') {
+      stack.pop();
+    } else if (char === ',') {
+      const top = stack[stack.length - 1];
+      if (top?.kind === 'object') top.expectKey = true;
+      else if (top?.kind === 'array') top.index++;
+    }
+  }
+  return found;
+}
