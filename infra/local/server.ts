@@ -4,8 +4,9 @@
  * result back. Nothing about the service lives here; routing, limits and errors are the handler's.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { createServer } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import { STATUS_CODES, ServerResponse, createServer, maxHeaderSize } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { DEFAULTS as SERVICE_DEFAULTS } from '../../functions/shared/config';
 import { serveDocs } from './docs';
@@ -21,6 +22,11 @@ export interface ApiServerOptions {
   functionName?: string;
   /** API Gateway's own cap on what it reads, checked while reading; the handler has a smaller one. */
   maxRequestBytes?: number;
+  /**
+   * The service's body limit (`MAX_BODY_BYTES`), the one a client must keep to: the gateway's
+   * own 413, for bodies past `maxRequestBytes`, states it rather than the gateway's cap.
+   */
+  serviceMaxBodyBytes?: number;
   /** The integration timeout: the handler's context counts down from it. */
   timeoutMs?: number;
   /** Base of the `type` URI of the gateway's own problem documents, as the handler's. */
@@ -33,6 +39,7 @@ const DEFAULTS = {
   region: 'us-east-1',
   functionName: 'email-send-api-send-local',
   maxRequestBytes: 10 * 1024 * 1024,
+  serviceMaxBodyBytes: SERVICE_DEFAULTS.maxBodyBytes as number,
   timeoutMs: 29_000,
   problemTypeBase: SERVICE_DEFAULTS.problemTypeBase,
 } as const;
@@ -40,9 +47,13 @@ const DEFAULTS = {
 /** How long a client that keeps sending past the cap is drained before its connection is cut. */
 const DRAIN_GRACE_MS = 2_000;
 
-// Bodies of these types reach the function as text; anything else (or no type) as base64,
-// as API Gateway does, so a handler that mishandles binary input fails here as it would in AWS.
+// Bodies of these types reach the function as text (when they are UTF-8); anything else (or no
+// type) as base64, as API Gateway does, so a handler that mishandles binary input fails here as
+// it would in AWS.
 const TEXT_MEDIA_TYPE = /^(text\/|application\/(json|[\w.+-]+\+json|xml|[\w.+-]+\+xml|x-www-form-urlencoded|javascript)\b)/i;
+// Fatal, so bytes that are not UTF-8 are never turned into U+FFFD (such a body goes as base64);
+// a byte order mark is kept, as the bytes are passed on unchanged.
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export interface ApiServer {
   readonly server: Server;
@@ -55,18 +66,46 @@ export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
 
   const server = createServer((req, res) => {
     const started = Date.now();
+    trackResponse(req, res);
     res.on('finish', () => options.log?.(`${req.method} ${pathOf(req.url)} ${res.statusCode} ${Date.now() - started}ms`));
     serve(req, res).catch((error: unknown) => {
+      // The connection went while the body was read (the client left, or the parser refused
+      // the rest of the request and answered that itself): no one to answer, nothing to report.
+      if (req.destroyed && (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
+        res.destroy();
+        return;
+      }
       // Only a fault of this adapter gets here; the handler answers its own errors.
       options.log?.(`local gateway fault: ${error instanceof Error ? error.message : String(error)}`);
       if (!res.headersSent) sendProblem(res, options.problemTypeBase, 502, 'bad-gateway', 'Bad gateway', 'The local gateway could not complete the request.');
       else res.destroy();
     });
   });
-  // A malformed request never reaches the handler, as with API Gateway.
-  server.on('clientError', (_error, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-    else socket.destroy();
+  // A request Node's HTTP parser refuses never reaches the handler, as with API Gateway; it is
+  // answered with a problem document like every other error, and the connection closed. The
+  // parser reports each later chunk of the connection again: only the first report is answered.
+  const refused = new WeakSet<Duplex>();
+  server.on('clientError', (error: Error, socket: Duplex) => {
+    if (refused.has(socket)) return;
+    refused.add(socket);
+    if ((error as NodeJS.ErrnoException).code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    // An earlier request on this connection may still be answering: this answer goes after it.
+    afterEarlierResponses(socket, () => {
+      if (!socket.writable) {
+        socket.destroy();
+        return;
+      }
+      const status = refuseUnparsed(socket, error, options.problemTypeBase);
+      options.log?.(`(unparsed request: ${parserCode(error) ?? 'error'}) ${status}`);
+      // What the client still sends is read and dropped for a moment, so it sees the answer
+      // rather than a connection reset; then the connection is cut.
+      const cutOff = setTimeout(() => socket.destroy(), DRAIN_GRACE_MS);
+      cutOff.unref();
+      socket.once('close', () => clearTimeout(cutOff));
+    });
   });
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -115,7 +154,7 @@ function pathOf(url: string | undefined): string {
 function readBody(
   req: IncomingMessage,
   res: ServerResponse,
-  options: { maxRequestBytes: number; problemTypeBase: string },
+  options: { maxRequestBytes: number; serviceMaxBodyBytes: number; problemTypeBase: string },
 ): Promise<Buffer | undefined> {
   const limit = options.maxRequestBytes;
   return new Promise((resolve, reject) => {
@@ -125,7 +164,8 @@ function readBody(
       const cutOff = setTimeout(() => req.socket.destroy(), DRAIN_GRACE_MS);
       cutOff.unref();
       req.once('end', () => clearTimeout(cutOff));
-      sendProblem(res, options.problemTypeBase, 413, 'payload-too-large', 'Request body too large', `The request body must be at most ${limit} bytes.`);
+      // The limit a client must keep to is the service's (MAX_BODY_BYTES), not this read cap.
+      sendProblem(res, options.problemTypeBase, 413, 'payload-too-large', 'Request body too large', `The request body must be at most ${options.serviceMaxBodyBytes} bytes.`);
       resolve(undefined);
     };
 
@@ -195,7 +235,9 @@ export function toHttpApiEvent(req: IncomingMessage, body: Buffer): APIGatewayPr
     queryStringParameters[name] = queryStringParameters[name] === undefined ? value : `${queryStringParameters[name]},${value}`;
   }
 
-  const isText = body.length === 0 || TEXT_MEDIA_TYPE.test(headers['content-type'] ?? '');
+  // A text type whose bytes are not UTF-8 goes as base64, as API Gateway passes a body it cannot
+  // treat as text; the handler then sees the bytes, not a string with U+FFFD in their place.
+  const text = body.length === 0 ? '' : TEXT_MEDIA_TYPE.test(headers['content-type'] ?? '') ? utf8(body) : undefined;
   const now = new Date();
   const host = headers.host ?? 'localhost';
   let path = rawPath;
@@ -231,9 +273,18 @@ export function toHttpApiEvent(req: IncomingMessage, body: Buffer): APIGatewayPr
       time: gatewayTime(now),
       timeEpoch: now.getTime(),
     },
-    ...(body.length > 0 && { body: isText ? body.toString('utf8') : body.toString('base64') }),
-    isBase64Encoded: !isText,
+    ...(body.length > 0 && { body: text ?? body.toString('base64') }),
+    isBase64Encoded: text === undefined,
   };
+}
+
+/** The body as text, or undefined when it is not valid UTF-8. */
+function utf8(body: Buffer): string | undefined {
+  try {
+    return UTF8.decode(body);
+  } catch {
+    return undefined;
+  }
 }
 
 export function lambdaContext(options: { region: string; functionName: string; timeoutMs: number }): Context {
@@ -295,9 +346,12 @@ function sendJson(res: ServerResponse, status: number, value: unknown, headers: 
   res.end(body);
 }
 
-/** The gateway's own errors, in the same RFC 9457 form as the handler's. */
+/**
+ * The gateway's own errors, in the same RFC 9457 form as the handler's. To a socket (a request
+ * the HTTP parser refused, so there is no response object), written raw, closing the connection.
+ */
 function sendProblem(
-  res: ServerResponse,
+  to: ServerResponse | Duplex,
   typeBase: string,
   status: number,
   slug: string,
@@ -306,5 +360,73 @@ function sendProblem(
   headers: Record<string, string> = {},
 ): void {
   const requestId = randomUUID();
-  sendJson(res, status, { type: `${typeBase}${slug}`, title, status, detail, requestId }, { ...headers, 'X-Request-Id': requestId }, 'application/problem+json');
+  const problem = { type: `${typeBase}${slug}`, title, status, detail, requestId };
+  if (to instanceof ServerResponse) {
+    sendJson(to, status, problem, { ...headers, 'X-Request-Id': requestId }, 'application/problem+json');
+    return;
+  }
+  const body = JSON.stringify(problem);
+  const head = {
+    Date: new Date().toUTCString(),
+    ...headers,
+    'Content-Type': 'application/problem+json',
+    'Content-Length': String(Buffer.byteLength(body)),
+    'Cache-Control': 'no-store',
+    'X-Request-Id': requestId,
+    Connection: 'close',
+  };
+  const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`, ...Object.entries(head).map(([name, value]) => `${name}: ${value}`)];
+  to.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
+}
+
+/** The llhttp error code (`HPE_…`) of a parse error, if it has one. */
+function parserCode(error: Error): string | undefined {
+  const code = (error as NodeJS.ErrnoException).code;
+  return typeof code === 'string' && /^HPE_[A-Z_]+$/.test(code) ? code : undefined;
+}
+
+/**
+ * Answers a request the parser refused, as Node itself would by status (431 for headers past
+ * its limit, else 400), except that an unknown method gets the API's 405: methods are
+ * case-sensitive, so `post` or `FOO` is one. Returns the status sent.
+ */
+function refuseUnparsed(socket: Duplex, error: Error, typeBase: string): number {
+  const code = parserCode(error);
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    sendProblem(socket, typeBase, 431, 'request-header-fields-too-large', 'Request header fields too large', `The request line and headers together must be at most ${maxHeaderSize} bytes.`);
+    return 431;
+  }
+  if (code === 'HPE_INVALID_METHOD') {
+    sendProblem(socket, typeBase, 405, 'method-not-allowed', 'Method not allowed', 'The request method is not one this API knows (method names are case-sensitive); use POST.', { Allow: 'POST' });
+    return 405;
+  }
+  const why = code ? `is not valid HTTP/1.1 (${code})` : 'could not be read';
+  sendProblem(socket, typeBase, 400, 'malformed-request', 'Malformed HTTP request', `The request ${why}, so it was not passed on.`);
+  return 400;
+}
+
+// Responses still being written, per connection, so that the answer to a refused later request
+// on the same connection (pipelined, or bytes past a wrong Content-Length) comes after them.
+const openResponses = new WeakMap<Duplex, Map<ServerResponse, IncomingMessage>>();
+
+function trackResponse(req: IncomingMessage, res: ServerResponse): void {
+  let open = openResponses.get(req.socket);
+  if (!open) openResponses.set(req.socket, (open = new Map()));
+  open.set(res, req);
+  res.once('close', () => open.delete(res));
+}
+
+/**
+ * Calls `then` once the responses to the requests this connection completed are written. A
+ * request still being read is the refused one itself (a malformed chunked body): its response
+ * never comes, so it is not waited for.
+ */
+function afterEarlierResponses(socket: Duplex, then: () => void): void {
+  const earlier = [...(openResponses.get(socket) ?? [])].filter(([, req]) => req.complete).map(([res]) => res);
+  if (earlier.length === 0) {
+    then();
+    return;
+  }
+  let left = earlier.length;
+  for (const res of earlier) res.once('close', () => --left === 0 && then());
 }

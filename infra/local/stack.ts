@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoDbClient } from '../../functions/shared/clients';
+import { loadConfig } from '../../functions/shared/config';
 import { DynamoDbAdminStore } from '../../functions/shared/store/dynamodb-admin-store';
 import { ensureTable, startDynamoDb, startSesEmulator } from './emulators';
 import type { RunningService } from './emulators';
@@ -221,8 +222,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // Ports first, so a taken one fails fast and before any data is touched. Until the handler
     // is in place the API answers 503, and `GET /` says it is not ready.
     let index: Record<string, unknown> = {};
-    const problemTypeBase = (options.serviceEnv?.PROBLEM_TYPE_BASE ?? process.env.PROBLEM_TYPE_BASE)?.trim();
-    const api = createApiServer({ region, index: () => index, log, ...(problemTypeBase && { problemTypeBase }) });
+    // The gateway's own answers use the service's settings, read as the handler will read them
+    // (a malformed MAX_BODY_BYTES stops the start here, with the handler's message).
+    const serviceSetting = (name: string) => options.serviceEnv?.[name] ?? process.env[name];
+    const problemTypeBase = serviceSetting('PROBLEM_TYPE_BASE')?.trim();
+    const { maxBodyBytes } = loadConfig({ TABLE_NAME: tableName, MAX_BODY_BYTES: serviceSetting('MAX_BODY_BYTES') });
+    const api = createApiServer({ region, index: () => index, log, serviceMaxBodyBytes: maxBodyBytes, ...(problemTypeBase && { problemTypeBase }) });
     const apiPort = await claimPort(options.port ?? DEFAULT_PORTS.PORT, 'PORT', () => listen(api.server, options.port ?? DEFAULT_PORTS.PORT));
     cleanups.push(() => closeServer(api.server));
     const apiUrl = `http://${LOOPBACK}:${apiPort}`;

@@ -14,6 +14,9 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
 
+/** A repeat of the stopping signal within this time is the same one, delivered twice. */
+const SAME_SIGNAL_MS = 1_000;
+
 function banner(stack: LocalStack): void {
   say();
   say('Local stack ready.');
@@ -58,14 +61,17 @@ async function main(): Promise<number> {
   banner(stack);
 
   return new Promise<number>((resolve) => {
-    let stopping = false;
+    let stopping: { signal: NodeJS.Signals; at: number } | undefined;
     const stop = (signal: NodeJS.Signals) => {
       if (stopping) {
+        // Ctrl-C in a terminal signals the whole process group, and npm forwards the signal it
+        // got as well: the same signal moments after the first is that one key press.
+        if (signal === stopping.signal && Date.now() - stopping.at < SAME_SIGNAL_MS) return;
         say(`${signal} again: exiting without waiting.`);
         resolve(1);
         return;
       }
-      stopping = true;
+      stopping = { signal, at: Date.now() };
       say(`\n${signal}: stopping…`);
       stack.stop().then(
         () => {

@@ -190,22 +190,70 @@ describe('POST /v1.2/email/send over HTTP', () => {
   });
 
   it('413 from the gateway at once when Content-Length is over 10 MiB', async () => {
-    const status = await new Promise<number>((resolve, reject) => {
-      const req = request(stack.sendUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(11 * 1024 * 1024) } });
-      req.on('response', (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-        req.destroy();
-      });
-      req.on('error', reject);
-      req.write('{');
-    });
+    const { status } = await declareOverGatewayCap(stack);
     expect(status).toBe(413);
+  });
+
+  it('413 from the gateway states the service limit (MAX_BODY_BYTES, 5 MiB by default), as the handler does', async () => {
+    const fromGateway = await declareOverGatewayCap(stack);
+    expect(JSON.parse(fromGateway.body)).toMatchObject({ status: 413, detail: 'The request body must be at most 5242880 bytes.' });
+    const body = JSON.stringify(messageBody(tenant.organizationId, { TextContent: 'x'.repeat(5 * 1024 * 1024) }));
+    const fromHandler = await expectProblem(await send(stack, tenant.apiKey, body), 413);
+    expect(fromHandler.detail).toBe('The request body must be at most 5242880 bytes.');
+  });
+
+  it('400 for a body that is not valid UTF-8 (bytes 0xFF 0xFE in the Subject), nothing sent', async () => {
+    const [before, after] = JSON.stringify(messageBody(tenant.organizationId, { Subject: 'Bad [] bytes' })).split('[]') as [string, string];
+    const response = await fetch(stack.sendUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${tenant.apiKey}` },
+      body: Buffer.concat([Buffer.from(before), Buffer.from([0xff, 0xfe]), Buffer.from(after)]),
+    });
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    expect(response.status).toBeLessThan(500);
+    expect(await sentEmails(stack.sesUrl)).toHaveLength(0);
+    // Refused by the handler, which gets the bytes base64-encoded from the gateway.
+    await expectProblem(response, 400);
   });
 
   it('415 for a body that is not declared as JSON', async () => {
     await expectProblem(await send(stack, tenant.apiKey, messageBody(tenant.organizationId), { 'Content-Type': 'text/plain' }), 415);
     expect(await sentEmails(stack.sesUrl)).toHaveLength(0);
+  });
+});
+
+/** Declares a body past the gateway's 10 MiB read cap, sends one byte, and returns the answer. */
+function declareOverGatewayCap(target: Pick<TestStack, 'sendUrl'>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(target.sendUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(11 * 1024 * 1024) } });
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (part: string) => (body += part));
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body });
+        req.destroy();
+      });
+    });
+    req.on('error', reject);
+    req.write('{');
+  });
+}
+
+describe('a stack with MAX_BODY_BYTES set', () => {
+  let small: TestStack;
+  beforeAll(async () => {
+    small = await startTestStack({ serviceEnv: { MAX_BODY_BYTES: '4096' } });
+  });
+  afterAll(async () => small?.stop());
+
+  it('states that limit in the gateway\'s own 413, as the handler does in its', async () => {
+    const fromGateway = await declareOverGatewayCap(small);
+    expect(fromGateway.status).toBe(413);
+    expect(JSON.parse(fromGateway.body)).toMatchObject({ status: 413, detail: 'The request body must be at most 4096 bytes.' });
+    // A well-formed key (of the other stack): the body size is checked before the key is looked up.
+    const fromHandler = await expectProblem(await send(small, tenant.apiKey, 'x'.repeat(5000)), 413);
+    expect(fromHandler.detail).toBe('The request body must be at most 4096 bytes.');
   });
 });
 

@@ -4,11 +4,14 @@
  * function, since what is under test is the translation, not the service.
  */
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { DEFAULTS as SERVICE_DEFAULTS } from '../../functions/shared/config';
 import type { ApiServer, LambdaHandler } from '../../infra/local/server';
 import { createApiServer } from '../../infra/local/server';
+import { assertResponseMatchesOpenApi } from '../support/openapi';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -49,6 +52,48 @@ function raw(
     req.on('error', reject);
     req.end(options.body);
   });
+}
+
+interface RawResponse {
+  readonly status: number;
+  /** Header names in lower case. */
+  readonly headers: Record<string, string>;
+  readonly body: string;
+  /** Everything the server wrote before it closed the connection. */
+  readonly text: string;
+}
+
+/**
+ * Writes bytes as they are to a new connection, which no HTTP client would send, and resolves
+ * with what came back once the server has closed the connection (the test times out otherwise).
+ */
+function exchange(bytes: string | Buffer, url = base): Promise<RawResponse> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(bytes));
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (text += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      // The first response on the connection.
+      const [head = '', ...rest] = text.split('\r\n\r\n');
+      const [statusLine = '', ...lines] = head.split('\r\n');
+      const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+      const body = rest.join('\r\n\r\n').slice(0, Number(headers['content-length'] ?? 0));
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body, text });
+    });
+  });
+}
+
+/** A problem document as every error of the service is: RFC 9457, with X-Request-Id and no-store. */
+function expectRawProblem(response: RawResponse, status: number, slug: string, typeBase: string = SERVICE_DEFAULTS.problemTypeBase): Record<string, unknown> {
+  expect(response.status).toBe(status);
+  expect(response.headers).toMatchObject({ 'content-type': 'application/problem+json', 'cache-control': 'no-store', connection: 'close' });
+  const problem = JSON.parse(response.body) as Record<string, unknown>;
+  expect(problem).toEqual({ type: `${typeBase}${slug}`, title: expect.any(String), status, detail: expect.any(String), requestId: expect.stringMatching(UUID) });
+  expect(response.headers['x-request-id']).toBe(problem.requestId);
+  return problem;
 }
 
 describe('createApiServer before the stack is ready', () => {
@@ -175,6 +220,99 @@ describe('createApiServer: the result', () => {
   });
 });
 
+describe('createApiServer: bodies that are not UTF-8', () => {
+  beforeAll(() => {
+    answer = record({ statusCode: 204 });
+    api.setHandler((event, context) => answer(event, context));
+  });
+
+  it('passes a JSON body with bytes that are not UTF-8 as base64, byte for byte, never with U+FFFD', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"Subject":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('b"}')]);
+    await raw('/v1.2/email/send', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: bytes });
+    const [{ event }] = calls as [(typeof calls)[number]];
+    expect(event.isBase64Encoded).toBe(true);
+    expect(Buffer.from(event.body!, 'base64')).toEqual(bytes);
+  });
+
+  it('passes valid UTF-8 as text exactly, a byte order mark included', async () => {
+    const text = '\ufeff{"Subject":"Grüße ✓ 😀"}';
+    await raw('/v1.2/email/send', { method: 'POST', headers: { 'Content-Type': 'application/json; charset=utf-8' }, body: Buffer.from(text) });
+    const [{ event }] = calls as [(typeof calls)[number]];
+    expect(event).toMatchObject({ isBase64Encoded: false, body: text });
+  });
+});
+
+describe('createApiServer: requests the HTTP parser refuses', () => {
+  const SEND = '/v1.2/email/send';
+  beforeAll(() => {
+    answer = record({ statusCode: 204 });
+    api.setHandler((event, context) => answer(event, context));
+  });
+
+  /** Checks the answer against openapi.json too, as the suites do for every response they fetch. */
+  const documented = (response: RawResponse, method = 'POST') =>
+    assertResponseMatchesOpenApi({ method, path: SEND, status: response.status, headers: response.headers, body: response.body, localStack: true });
+
+  it.each([
+    ['an unknown method (curl -X FOO)', `FOO ${SEND} HTTP/1.1\r\nHost: x\r\n\r\n`],
+    ['a lower-case method (curl -X post)', `post ${SEND} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`],
+  ])('405 with Allow: POST for %s, as a problem document, and closes the connection', async (_label, bytes) => {
+    const response = await exchange(bytes);
+    const problem = expectRawProblem(response, 405, 'method-not-allowed');
+    expect(response.headers.allow).toBe('POST');
+    expect(problem.detail).toMatch(/case-sensitive.*POST/);
+    // The document describes 405 on the send path under the other methods it names.
+    documented(response, 'GET');
+    expect(calls).toEqual([]);
+  });
+
+  it('431 for headers over Node\'s 16 KiB limit, as a problem document', async () => {
+    const response = await exchange(`POST ${SEND} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`);
+    const problem = expectRawProblem(response, 431, 'request-header-fields-too-large');
+    expect(problem.detail).toContain('16384 bytes');
+    documented(response);
+    expect(calls).toEqual([]);
+  });
+
+  it.each([
+    ['an unknown HTTP version', `POST ${SEND} HTTP/9.9\r\nHost: x\r\n\r\n`],
+    ['a request line with a space in the target', `POST /v1.2/email send HTTP/1.1\r\nHost: x\r\n\r\n`],
+    ['a header name with a space', `POST ${SEND} HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n`],
+    ['a chunked body with a bad chunk size', `POST ${SEND} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n`],
+  ])('400 for %s, as a problem document', async (_label, bytes) => {
+    const response = await exchange(bytes);
+    expectRawProblem(response, 400, 'malformed-request');
+    documented(response);
+    expect(calls).toEqual([]);
+  });
+
+  it('uses the configured problem type base', async () => {
+    const other = createApiServer({ problemTypeBase: 'https://errors.acme.test/p/' });
+    await new Promise<void>((resolve) => other.server.listen(0, '127.0.0.1', resolve));
+    try {
+      const response = await exchange('FOO / HTTP/1.1\r\n\r\n', `http://127.0.0.1:${(other.server.address() as AddressInfo).port}`);
+      expectRawProblem(response, 405, 'method-not-allowed', 'https://errors.acme.test/p/');
+    } finally {
+      other.server.closeAllConnections();
+      await new Promise((resolve) => other.server.close(resolve));
+    }
+  });
+
+  it('answers a refused request after the response to the earlier one on the same connection', async () => {
+    answer = async (event, context) => {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return record({ statusCode: 201, body: 'first' })(event, context);
+    };
+    // Content-Length says 2, so what follows is parsed as a second request, and refused.
+    const response = await exchange(`POST ${SEND} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}garbage\r\n\r\n`);
+    expect(response.status).toBe(201);
+    expect(calls).toHaveLength(1);
+    const second = response.text.slice(response.text.indexOf('first') + 'first'.length);
+    expect(second).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+    expect(second).toContain('"type":"https://email-send-api.example/problems/method-not-allowed"');
+  });
+});
+
 describe('createApiServer: limits', () => {
   it('answers 504 when the handler outlives the integration timeout', async () => {
     const slow = createApiServer({ handler: () => new Promise(() => undefined), timeoutMs: 50 });
@@ -187,6 +325,24 @@ describe('createApiServer: limits', () => {
     } finally {
       slow.server.closeAllConnections();
       await new Promise((resolve) => slow.server.close(resolve));
+    }
+  });
+
+  it('states the service\'s body limit, not its own read cap, in its 413', async () => {
+    const small = createApiServer({ handler: record({ statusCode: 204 }), maxRequestBytes: 4096, serviceMaxBodyBytes: 2048 });
+    await new Promise<void>((resolve) => small.server.listen(0, '127.0.0.1', resolve));
+    try {
+      const response = await fetch(`http://127.0.0.1:${(small.server.address() as AddressInfo).port}/v1.2/email/send`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: 'x'.repeat(5000),
+      });
+      expect(response.status).toBe(413);
+      expect(await response.json()).toMatchObject({ status: 413, detail: 'The request body must be at most 2048 bytes.' });
+      expect(calls).toEqual([]);
+    } finally {
+      small.server.closeAllConnections();
+      await new Promise((resolve) => small.server.close(resolve));
     }
   });
 });

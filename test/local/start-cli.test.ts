@@ -22,17 +22,29 @@ interface Started {
 }
 
 const children: ChildProcess[] = [];
+const groups: number[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  // A process group started here: whatever is left of it, e.g. a stack that outlived npm.
+  for (const group of groups.splice(0)) {
+    try {
+      process.kill(-group, 'SIGKILL');
+    } catch {
+      // none left
+    }
+  }
 });
 
-function startProcess(command: string, args: string[], env: Record<string, string>): Started {
+/** `ownGroup`: in a process group of its own, as a terminal runs a command (npm and all it starts). */
+function startProcess(command: string, args: string[], env: Record<string, string>, ownGroup = false): Started {
   const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', TABLE_NAME: '', LOCAL_DATA: 'memory', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: ownGroup,
   });
   children.push(child);
+  if (ownGroup && child.pid !== undefined) groups.push(child.pid);
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (text: string) => (stdout += text));
@@ -55,6 +67,17 @@ async function waitUntil(started: Started, what: string, condition: () => Promis
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** Free ports for a stack, and the environment that gives them to it. */
+async function stackPorts(): Promise<{ ports: Record<'PORT' | 'DYNAMODB_PORT' | 'SES_PORT', number>; env: Record<string, string> }> {
+  const ports = { PORT: await freePort(), DYNAMODB_PORT: await freePort(), SES_PORT: await freePort() };
+  return { ports, env: Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)])) };
+}
+
+/** Each port can be bound again: nothing of the stack holds it any more. */
+async function expectPortsFree(ports: Record<string, number>): Promise<void> {
+  for (const port of Object.values(ports)) await closePort(await occupyPort(port));
 }
 
 /** The printed curl command: from its first line to the first line without a continuation. */
@@ -106,6 +129,34 @@ describe('npm start (infra/local/start.ts as a process)', () => {
     expect(final.stdout).toMatch(/SIGINT: stopping…\nStopped\.\n$/);
     expect(final.stderr).not.toMatch(/Error|tme_/);
     await expect(fetch(`${apiUrl}/`)).rejects.toThrow();
+  }, 60_000);
+
+  it('through npm start: SIGTERM to the npm process reaches the stack, which stops cleanly; exit code 0, ports free', async () => {
+    const { ports, env } = await stackPorts();
+    const stack = startProcess('npm', ['start'], env, true);
+    const apiUrl = `http://127.0.0.1:${ports.PORT}`;
+    await waitUntil(stack, 'GET / to answer 200', async () => (await fetch(`${apiUrl}/`)).status === 200);
+
+    stack.child.kill('SIGTERM'); // npm's own process only, as `kill <pid>` or a process manager would
+    expect(await stack.exited).toEqual({ code: 0, signal: null });
+    const final = stack.output();
+    expect(final.stdout).toMatch(/SIGTERM: stopping…\nStopped\.\n$/);
+    expect(final.stderr.split('\n').filter((line) => line && !line.startsWith('npm warn'))).toEqual([]);
+    await expect(fetch(`${apiUrl}/`)).rejects.toThrow();
+    await expectPortsFree(ports);
+  }, 60_000);
+
+  it('through npm start: Ctrl-C (SIGINT to the whole process group, which npm forwards too) stops it once, cleanly; exit code 0', async () => {
+    const { ports, env } = await stackPorts();
+    const stack = startProcess('npm', ['start'], env, true);
+    await waitUntil(stack, 'GET / to answer 200', async () => (await fetch(`http://127.0.0.1:${ports.PORT}/`)).status === 200);
+
+    process.kill(-stack.child.pid!, 'SIGINT'); // what the terminal does on Ctrl-C
+    expect(await stack.exited).toEqual({ code: 0, signal: null });
+    const { stdout } = stack.output();
+    expect(stdout).toMatch(/SIGINT: stopping…\nStopped\.\n$/);
+    expect(stdout).not.toContain('again');
+    await expectPortsFree(ports);
   }, 60_000);
 
   it('exits non-zero with one line naming the taken port and its variable (through npx tsx)', async () => {
