@@ -8,10 +8,12 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Mailer } from '../shared/mail/ports';
 import type { MessageResult } from './sending';
 
-export function recordResults(metrics: Metrics, results: readonly MessageResult[]): void {
+/** Records the request's message metrics and returns the counts by status for its log line. */
+export function recordResults(metrics: Metrics, results: readonly MessageResult[]): { sent: number; expired: number; failed: number } {
   const count = (status: MessageResult['Status']) => results.filter((result) => result.Status === status).length;
-  metrics.addMetric('MessagesSent', MetricUnit.Count, count('Sent'));
-  metrics.addMetric('MessagesExpired', MetricUnit.Count, count('Expired'));
+  const counts = { sent: count('Sent'), expired: count('Expired'), failed: count('Failed') };
+  metrics.addMetric('MessagesSent', MetricUnit.Count, counts.sent);
+  metrics.addMetric('MessagesExpired', MetricUnit.Count, counts.expired);
   const failures = new Map<string, number>();
   for (const result of results) {
     if (result.Status === 'Failed') failures.set(result.Error.Code, (failures.get(result.Error.Code) ?? 0) + 1);
@@ -21,6 +23,7 @@ export function recordResults(metrics: Metrics, results: readonly MessageResult[
     failed.addDimension('Code', code);
     failed.addMetric('MessagesFailed', MetricUnit.Count, n);
   }
+  return counts;
 }
 
 /** Records how long each SES call took, whatever its outcome. */

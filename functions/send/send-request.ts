@@ -105,16 +105,13 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     });
   }
 
-  recordResults(deps.metrics, results);
+  Object.assign(summary, recordResults(deps.metrics, results));
   // Visible at DEBUG, or for the share of invocations POWERTOOLS_LOGGER_SAMPLE_RATE picks.
   deps.logger.debug('message results', {
     requestId: input.requestId,
     resumed: known.size,
     results: results.map((r) => ({ index: r.Index, status: r.Status, ...(r.Status === 'Failed' && { code: r.Error.Code }) })),
   });
-  summary.sent = results.filter((r) => r.Status === 'Sent').length;
-  summary.expired = results.filter((r) => r.Status === 'Expired').length;
-  summary.failed = results.filter((r) => r.Status === 'Failed').length;
   return response;
 }
 
