@@ -25,9 +25,10 @@ import type { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '../functions/shared/store/table';
 import { LOCK_FILE, REPO_ROOT, SEND_BUNDLING, SEND_ENTRY, SEND_RUNTIME } from './send-bundle';
 import { readSettings } from './settings';
+import { SEND_PATH } from '../functions/send/route';
 
-/** The function's path (`SEND_PATH` in functions/send/handler.ts, which cannot be imported here: it wires AWS clients on load). */
-export const SEND_PATH = '/v1.2/email/send';
+export { SEND_PATH } from '../functions/send/route';
+
 export const SERVICE_NAME = 'email-send-api';
 
 /**

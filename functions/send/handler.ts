@@ -25,8 +25,10 @@ import { DynamoDbIdempotencyStore } from '../shared/store/dynamodb-idempotency-s
 import type { AccessStore } from '../shared/store/ports';
 import type { SendDependencies } from './send-request';
 import { handleSendRequest } from './send-request';
+import { SEND_METHODS, SEND_PATH } from './route';
 
-export const SEND_PATH = '/v1.2/email/send';
+export { SEND_PATH } from './route';
+
 /** Time kept back from the Lambda deadline to write the response. */
 const DEADLINE_MARGIN_MS = 1_500;
 /** After its end an invocation is certainly gone; a retry may then resume its idempotent request. */
@@ -43,7 +45,7 @@ export function createHandler(deps: SendDependencies, tracing?: Tracing) {
     .use(requestLog({ logger, metrics, now }))
     .use(httpHeaderNormalizer())
     .use(problemResponses({ logger, typeBase: config.problemTypeBase }))
-    .use(route({ path: SEND_PATH, methods: ['POST'] }))
+    .use(route({ path: SEND_PATH, methods: SEND_METHODS }))
     .use(bearerToken())
     .use(jsonBody({ maxBytes: config.maxBodyBytes }))
     .handler(async (event, context) => {
