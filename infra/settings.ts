@@ -9,7 +9,7 @@
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { DEFAULTS, loadConfig } from '../functions/shared/config';
+import { DEFAULTS, loadConfig } from '../functions/shared/runtime/config';
 
 /** Context keys with their defaults; each key is documented on `StackSettings`. */
 export const INFRA_DEFAULTS = {

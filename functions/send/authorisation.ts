@@ -3,9 +3,9 @@
  * (CONTRACT section 3). The key is only ever handled as its hash past `readBearerToken`
  * (functions/shared/bearer-token.ts).
  */
-import { hashApiKey } from '../shared/api-keys';
-import type { FieldProblem } from '../shared/errors';
-import { InvalidCredentialsProblem, OrganizationForbiddenProblem, SenderForbiddenProblem } from '../shared/errors';
+import { hashApiKey } from '../shared/domain/api-keys';
+import type { FieldProblem } from '../shared/http/problems';
+import { InvalidCredentialsProblem, OrganizationForbiddenProblem, SenderForbiddenProblem } from '../shared/http/problems';
 import type { AccessLookup, AccessStore, OrganizationAccess } from '../shared/store/ports';
 import type { ValidMessage } from './validation';
 

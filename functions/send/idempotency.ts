@@ -11,7 +11,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { IdempotencyInProgressProblem, IdempotencyKeyReusedProblem, InvalidIdempotencyKeyProblem } from '../shared/errors';
+import { IdempotencyInProgressProblem, IdempotencyKeyReusedProblem, InvalidIdempotencyKeyProblem } from '../shared/http/problems';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '../shared/store/ports';
 import type { MessageResult } from './sending';
 import { failed } from './sending';

@@ -6,11 +6,11 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { Config } from '../shared/config';
+import type { Config } from '../shared/runtime/config';
 import type { Mailer } from '../shared/mail/ports';
-import type { RequestSummary } from '../shared/middleware/request-log';
+import type { RequestSummary } from '../shared/http/middleware/request-log';
 import type { AccessStore, IdempotencyStore, StoredResponse } from '../shared/store/ports';
-import { readBearerToken } from '../shared/bearer-token';
+import { readBearerToken } from '../shared/http/bearer-token';
 import { authenticate, authoriseOrganization, authoriseSenders } from './authorisation';
 import type { IdempotentSession } from './idempotency';
 import { beginIdempotent, readIdempotencyKey } from './idempotency';

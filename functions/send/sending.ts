@@ -6,7 +6,7 @@
  */
 import type { FailureCode, Mailer, OutgoingEmail } from '../shared/mail/ports';
 import { FAILURE_CODES, SendFailure } from '../shared/mail/ports';
-import { mapWithConcurrency } from '../shared/pool';
+import { mapWithConcurrency } from '../shared/runtime/pool';
 import { hasExpired } from './expiry';
 import type { ValidMessage } from './validation';
 

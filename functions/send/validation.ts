@@ -3,13 +3,13 @@
  * each with its JSON pointer, so a client can fix them all in one round; a request with any
  * problem sends nothing.
  */
-import type { EmailAddress } from '../shared/email-address';
-import { parseEmailAddress } from '../shared/email-address';
-import type { FieldProblem } from '../shared/errors';
-import { ValidationProblem } from '../shared/errors';
-import { CONTROL_CHARACTERS } from '../shared/header-safety';
+import type { EmailAddress } from '../shared/domain/email-address';
+import { parseEmailAddress } from '../shared/domain/email-address';
+import type { FieldProblem } from '../shared/http/problems';
+import { ValidationProblem } from '../shared/http/problems';
+import { CONTROL_CHARACTERS } from '../shared/domain/header-safety';
 import type { OutgoingEmail } from '../shared/mail/ports';
-import { isCanonicalUuid } from '../shared/uuid';
+import { isCanonicalUuid } from '../shared/domain/uuid';
 import { parseExpiration } from './expiry';
 
 /** Amazon SES accepts at most 50 recipients per message. */

@@ -10,10 +10,10 @@
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { hashApiKey } from '../../functions/shared/api-keys';
-import { RecordConflictError, RecordNotFoundError } from '../../functions/shared/store/dynamodb-admin-store';
-import type { DynamoDbAdminStore } from '../../functions/shared/store/dynamodb-admin-store';
-import { isCanonicalUuid } from '../../functions/shared/uuid';
+import { hashApiKey } from '../../functions/shared/domain/api-keys';
+import { RecordConflictError, RecordNotFoundError } from '../admin/admin-store';
+import type { DynamoDbAdminStore } from '../admin/admin-store';
+import { isCanonicalUuid } from '../../functions/shared/domain/uuid';
 
 export const DEMO_SENDER_DOMAIN = 'example.com';
 const DEMO_ORGANIZATION_NAME = 'Demo Organization';

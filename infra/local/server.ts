@@ -8,7 +8,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import { STATUS_CODES, ServerResponse, createServer, maxHeaderSize } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { DEFAULTS as SERVICE_DEFAULTS } from '../../functions/shared/config';
+import { DEFAULTS as SERVICE_DEFAULTS } from '../../functions/shared/runtime/config';
 import { serveDocs } from './docs';
 
 export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2 | undefined | void>;

@@ -2,7 +2,7 @@
  * `npm start`: the local stack on 127.0.0.1 until Ctrl-C. All the work is in `stack.ts`; this
  * file reads the environment, prints, and handles signals and exit codes.
  */
-import { ConfigError } from '../../functions/shared/config';
+import { ConfigError } from '../../functions/shared/runtime/config';
 import { demoFilePath } from './seed';
 import { LocalSettingError } from './settings';
 import type { LocalStack } from './stack';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { DEFAULTS, loadConfig } from '../../functions/shared/config';
+import { DEFAULTS, loadConfig } from '../../functions/shared/runtime/config';
 import { TABLE_SCHEMA } from '../../functions/shared/store/table';
 import { SEND_PATH as HANDLER_SEND_PATH } from '../../functions/send/handler';
 import { CJS_REQUIRE_BANNER } from '../../infra/send-bundle';

@@ -3,10 +3,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { hashApiKey, isWellFormedApiKey } from '../../functions/shared/api-keys';
-import { createDynamoDbClient } from '../../functions/shared/clients';
+import { hashApiKey, isWellFormedApiKey } from '../../functions/shared/domain/api-keys';
+import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { DynamoDbAccessStore } from '../../functions/shared/store/dynamodb-access-store';
-import { InvalidArgumentError, RecordConflictError, RecordNotFoundError } from '../../functions/shared/store/dynamodb-admin-store';
+import { InvalidArgumentError, RecordConflictError, RecordNotFoundError } from '../../infra/admin/admin-store';
 import { itemKey } from '../../functions/shared/store/table';
 import type { Harness } from '../support/harness';
 import { startHarness } from '../support/harness';

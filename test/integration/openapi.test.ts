@@ -12,7 +12,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import fc from 'fast-check';
 import { parseExpiration } from '../../functions/send/expiry';
 import { validateSendRequest } from '../../functions/send/validation';
-import { ValidationProblem } from '../../functions/shared/errors';
+import { ValidationProblem } from '../../functions/shared/http/problems';
 import { FAILURE_CODES } from '../../functions/shared/mail/ports';
 import type { Harness, Tenant } from '../support/harness';
 import { authorised, useHarness } from '../support/harness';
@@ -54,7 +54,7 @@ function allResponses(): { where: string; status: number; response: Json }[] {
 
 /** `status` and `slug` of every problem the handler and the local gateway can produce. */
 function problemTypesInCode(): { status: number; slug: string; from: string }[] {
-  const errors = source('functions/shared/errors.ts');
+  const errors = source('functions/shared/http/problems.ts');
   const fromErrors = [...errors.matchAll(/super\(\s*(\d{3}),\s*'([a-z-]+)'/g)].map(([, status, slug]) => ({ status: Number(status), slug: slug!, from: 'errors.ts' }));
   // One super(status, slug, …) call per HttpProblem subclass, or this scan has missed one.
   expect(fromErrors).toHaveLength([...errors.matchAll(/extends HttpProblem\b/g)].length);

@@ -4,7 +4,7 @@
  */
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import libmime from 'libmime';
-import { generateApiKey } from '../../functions/shared/api-keys';
+import { generateApiKey } from '../../functions/shared/domain/api-keys';
 import type { Harness, Tenant } from '../support/harness';
 import { authorised, message, sendBody, useHarness } from '../support/harness';
 

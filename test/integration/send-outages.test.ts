@@ -5,7 +5,7 @@ import { expect, it } from '@jest/globals';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
-import { createDynamoDbClient } from '../../functions/shared/clients';
+import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { SesMailer } from '../../functions/shared/mail/ses-mailer';
 import { DynamoDbAccessStore } from '../../functions/shared/store/dynamodb-access-store';
 import type { Harness, Tenant } from '../support/harness';

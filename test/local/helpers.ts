@@ -5,7 +5,7 @@
 import { createServer } from 'node:net';
 import type { AddressInfo, Server } from 'node:net';
 import { expect } from '@jest/globals';
-import { runAdmin } from '../../infra/local/admin-cli';
+import { runAdmin } from '../../infra/admin/cli';
 import type { LocalStack, LocalStackOptions } from '../../infra/local/stack';
 import { startLocalStack } from '../../infra/local/stack';
 import { validateFetchesTo } from '../support/openapi';

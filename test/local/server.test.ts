@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { DEFAULTS as SERVICE_DEFAULTS } from '../../functions/shared/config';
+import { DEFAULTS as SERVICE_DEFAULTS } from '../../functions/shared/runtime/config';
 import type { ApiServer, LambdaHandler } from '../../infra/local/server';
 import { createApiServer } from '../../infra/local/server';
 import { assertResponseMatchesOpenApi } from '../support/openapi';

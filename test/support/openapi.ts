@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { parseEmailAddress } from '../../functions/shared/email-address';
+import { parseEmailAddress } from '../../functions/shared/domain/email-address';
 
 export const OPENAPI_PATH = new URL('../../openapi.json', import.meta.url);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { generateApiKey, hashApiKey, isWellFormedApiKey, keyLastFour, KEY_PREFIX, maskApiKey } from '../../functions/shared/api-keys';
+import { generateApiKey, hashApiKey, isWellFormedApiKey, keyLastFour, KEY_PREFIX, maskApiKey } from '../../functions/shared/domain/api-keys';
 
 describe('API keys', () => {
   it('carries the recognisable prefix and a fixed length', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError, DEFAULTS, loadConfig } from '../../functions/shared/config';
+import { ConfigError, DEFAULTS, loadConfig } from '../../functions/shared/runtime/config';
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {

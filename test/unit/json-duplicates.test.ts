@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { duplicateKeyPointers } from '../../functions/shared/json-duplicates';
+import { duplicateKeyPointers } from '../../functions/shared/http/json-duplicates';
 
 describe('duplicateKeyPointers', () => {
   it('finds a duplicated top-level key', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { networkFailure } from '../../functions/shared/network-errors';
+import { networkFailure } from '../../functions/shared/runtime/network-errors';
 
 describe('networkFailure', () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { createTracing } from '../../functions/shared/observability';
+import { createTracing } from '../../functions/shared/runtime/observability';
 
 describe('createTracing', () => {
   it('is off outside Lambda, so local runs and tests never load the X-Ray SDK', async () => {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { mapWithConcurrency } from '../../functions/shared/pool';
+import { mapWithConcurrency } from '../../functions/shared/runtime/pool';
 
 function deferred<T>() {
   let resolve!: (value: T) => void;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { mapWithConcurrency } from '../../functions/shared/pool';
+import { mapWithConcurrency } from '../../functions/shared/runtime/pool';
 
 describe('mapWithConcurrency', () => {
   it('keeps input order and the concurrency bound for any delays and limits', async () => {

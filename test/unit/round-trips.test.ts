@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { authenticate } from '../../functions/send/authorisation';
-import { generateApiKey, hashApiKey } from '../../functions/shared/api-keys';
-import { createDynamoDbClient } from '../../functions/shared/clients';
+import { generateApiKey, hashApiKey } from '../../functions/shared/domain/api-keys';
+import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { CachedAccessStore } from '../../functions/shared/store/cached-access-store';
 import { DynamoDbAccessStore } from '../../functions/shared/store/dynamodb-access-store';
 import { itemKey } from '../../functions/shared/store/table';

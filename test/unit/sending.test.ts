@@ -3,7 +3,7 @@ import { sendMessages } from '../../functions/send/sending';
 import type { ValidMessage } from '../../functions/send/validation';
 import type { Mailer, OutgoingEmail } from '../../functions/shared/mail/ports';
 import { SendFailure } from '../../functions/shared/mail/ports';
-import { parseEmailAddress } from '../../functions/shared/email-address';
+import { parseEmailAddress } from '../../functions/shared/domain/email-address';
 
 const message = (index: number, extra: Partial<ValidMessage> = {}): ValidMessage => ({
   index,

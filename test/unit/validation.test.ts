@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { peekOrganizationId, validateSendRequest } from '../../functions/send/validation';
-import { ValidationProblem } from '../../functions/shared/errors';
+import { ValidationProblem } from '../../functions/shared/http/problems';
 
 const ORG = '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10';
 const limits = { maxMessages: 100 };

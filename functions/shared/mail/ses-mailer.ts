@@ -11,7 +11,7 @@ import {
   TooManyRequestsException,
 } from '@aws-sdk/client-sesv2';
 import type { SESv2Client } from '@aws-sdk/client-sesv2';
-import { networkFailure } from '../network-errors';
+import { networkFailure } from '../runtime/network-errors';
 import type { FailureCode, Mailer, OutgoingEmail, SendReceipt } from './ports';
 import { SendFailure } from './ports';
 import { toSendEmailInput } from './ses-message';

@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { StorageUnavailableProblem } from '../errors';
+import { StorageUnavailableProblem } from '../http/problems';
 import type { AccessLookup, AccessStore, KeyRecord, OrganizationAccess } from './ports';
 import { withStorageFaults } from './storage-errors';
 import { itemKey } from './table';

@@ -1,6 +1,6 @@
 import { DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
-import { StorageUnavailableProblem } from '../errors';
-import { networkFailure } from '../network-errors';
+import { StorageUnavailableProblem } from '../http/problems';
+import { networkFailure } from '../runtime/network-errors';
 
 
 /** True for errors that mean "DynamoDB did not answer usefully", as opposed to a bug of ours. */

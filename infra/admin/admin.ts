@@ -1,8 +1,8 @@
 /**
- * `npm run --silent admin -- <command>`: the process face of `runAdmin` (see admin-cli.ts).
+ * `npm run --silent admin -- <command>`: the process face of `runAdmin` (see cli.ts).
  * The exit code is set rather than forced so piped output is flushed first.
  */
-import { runAdmin } from './admin-cli';
+import { runAdmin } from './cli';
 
 // The pinned AWS SDK warns about its future Node requirement; noise on an operator's stderr.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';

@@ -13,10 +13,10 @@ import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { generateApiKey, hashApiKey, keyLastFour, maskApiKey } from '../api-keys';
-import { parseEmailAddress, toAsciiDomain } from '../email-address';
-import { isCanonicalUuid } from '../uuid';
-import { itemKey } from './table';
+import { generateApiKey, hashApiKey, keyLastFour, maskApiKey } from '../../functions/shared/domain/api-keys';
+import { parseEmailAddress, toAsciiDomain } from '../../functions/shared/domain/email-address';
+import { isCanonicalUuid } from '../../functions/shared/domain/uuid';
+import { itemKey } from '../../functions/shared/store/table';
 
 /** The named record does not exist (or the relation to remove is not there). */
 export class RecordNotFoundError extends Error {

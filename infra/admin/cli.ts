@@ -15,10 +15,10 @@ import {
   InvalidArgumentError,
   RecordConflictError,
   RecordNotFoundError,
-} from '../../functions/shared/store/dynamodb-admin-store';
-import type { SenderIdentity } from '../../functions/shared/store/dynamodb-admin-store';
-import { networkErrorCode } from '../../functions/shared/network-errors';
-import { LOOPBACK, LocalSettingError, endpointFrom, isLoopback, localTableName, portFrom, regionFrom, usePlaceholderCredentials } from './settings';
+} from './admin-store';
+import type { SenderIdentity } from './admin-store';
+import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
+import { LOOPBACK, LocalSettingError, endpointFrom, isLoopback, localTableName, portFrom, regionFrom, usePlaceholderCredentials } from '../local/settings';
 
 export const EXIT_CODES = {
   ok: 0,

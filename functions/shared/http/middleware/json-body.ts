@@ -4,7 +4,7 @@
  */
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { MalformedJsonProblem, PayloadTooLargeProblem, UnsupportedMediaTypeProblem, ValidationProblem } from '../errors';
+import { MalformedJsonProblem, PayloadTooLargeProblem, UnsupportedMediaTypeProblem, ValidationProblem } from '../problems';
 import { duplicateKeyPointers } from '../json-duplicates';
 
 export type JsonEvent = APIGatewayProxyEventV2 & { jsonBody?: unknown };

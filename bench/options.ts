@@ -1,6 +1,6 @@
 /** The benchmark's command line: flags, each with an environment variable and a default. */
 import { parseArgs } from 'node:util';
-import { DEFAULTS } from '../../functions/shared/config';
+import { DEFAULTS } from '../functions/shared/runtime/config';
 
 export interface BenchOptions {
   readonly latencyMs: number;

@@ -4,8 +4,8 @@
  * written as in Lambda, to this process's stdout, which the benchmark sends to a log file.
  * More stacks can be started on request, each with its own service settings (the concurrency sweep).
  */
-import type { LocalStack } from '../../infra/local/stack';
-import { startLocalStack } from '../../infra/local/stack';
+import type { LocalStack } from '../infra/local/stack';
+import { startLocalStack } from '../infra/local/stack';
 import { serveParent } from './child';
 
 export interface StackInfo {

@@ -3,7 +3,7 @@
  * dynalite behind a proxy that counts DynamoDB operations as they cross the wire, and the SES v2
  * emulator behind a proxy that adds the configured latency to every call.
  */
-import { startDynamoDb, startSesEmulator } from '../../infra/local/emulators';
+import { startDynamoDb, startSesEmulator } from '../infra/local/emulators';
 import { serveParent } from './child';
 import { startProxy } from './proxy';
 

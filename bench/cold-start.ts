@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Metafile } from 'esbuild';
 import { build } from 'esbuild';
-import { REPO_ROOT, sendEsbuildOptions } from '../../infra/send-bundle';
+import { REPO_ROOT, sendEsbuildOptions } from '../infra/send-bundle';
 import { median, round, summary } from './stats';
 
 const run = promisify(execFile);

@@ -6,7 +6,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { HttpProblem } from '../errors';
+import { HttpProblem } from '../problems';
 
 export interface ProblemResponsesOptions {
   readonly logger: Logger;

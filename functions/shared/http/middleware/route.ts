@@ -4,7 +4,7 @@
  */
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { MethodNotAllowedProblem, NotFoundProblem } from '../errors';
+import { MethodNotAllowedProblem, NotFoundProblem } from '../problems';
 
 export interface RouteOptions {
   readonly path: string;

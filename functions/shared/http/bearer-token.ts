@@ -1,8 +1,8 @@
 /**
  * The API key from the Authorization header (RFC 6750), or the 401 that says what is wrong.
  */
-import { isWellFormedApiKey } from './api-keys';
-import { InvalidCredentialsProblem, MissingCredentialsProblem } from './errors';
+import { isWellFormedApiKey } from '../domain/api-keys';
+import { InvalidCredentialsProblem, MissingCredentialsProblem } from './problems';
 
 // RFC 6750 section 2.1: the scheme is case-insensitive (RFC 7235), then one or more spaces.
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;

@@ -4,9 +4,9 @@
  * Service and baseline take turns within a loop, so the machine's drift hits both alike.
  */
 import autocannon from 'autocannon';
-import { DEFAULTS } from '../../functions/shared/config';
-import { generateApiKey } from '../../functions/shared/api-keys';
-import type { DynamoDbAdminStore } from '../../functions/shared/store/dynamodb-admin-store';
+import { DEFAULTS } from '../functions/shared/runtime/config';
+import { generateApiKey } from '../functions/shared/domain/api-keys';
+import type { DynamoDbAdminStore } from '../infra/admin/admin-store';
 import type { Child } from './child';
 import type { EmulatorsInfo, OperationCounts } from './emulators-child';
 import type { StackInfo } from './stack-child';
