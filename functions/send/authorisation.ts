@@ -1,9 +1,10 @@
 /**
  * Who is calling, and may they send in this Organization from these addresses
  * (CONTRACT section 3). The key is only ever handled as its hash past `readBearerToken`
- * (functions/shared/bearer-token.ts).
+ * (functions/shared/http/bearer-token.ts).
  */
 import { hashApiKey } from '../shared/domain/api-keys';
+import { isAllowedSender } from '../shared/domain/sender-identity';
 import type { FieldProblem } from '../shared/http/problems';
 import { InvalidCredentialsProblem, OrganizationForbiddenProblem, SenderForbiddenProblem } from '../shared/http/problems';
 import type { AccessLookup, AccessStore, OrganizationAccess } from '../shared/store/ports';
@@ -31,7 +32,7 @@ export function authoriseOrganization(caller: Caller): OrganizationAccess {
 /** Every message's From must be an allowed domain or exact address of the Organization. */
 export function authoriseSenders(messages: readonly ValidMessage[], organization: OrganizationAccess): void {
   const refused: FieldProblem[] = messages
-    .filter(({ from }) => !organization.senders.has(from.domain) && !organization.senders.has(from.ascii.toLowerCase()))
+    .filter(({ from }) => !isAllowedSender(from, organization.senders))
     .map(({ index, from }) => ({
       pointer: `/Messages/${index}/From`,
       detail: `${from.ascii} is not an allowed sender identity of this Organization`,

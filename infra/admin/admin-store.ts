@@ -12,78 +12,29 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { generateApiKey, hashApiKey, keyLastFour, maskApiKey } from '../../functions/shared/domain/api-keys';
-import { parseEmailAddress, toAsciiDomain } from '../../functions/shared/domain/email-address';
+import { parseEmailAddress } from '../../functions/shared/domain/email-address';
+import type { SenderIdentity } from '../../functions/shared/domain/sender-identity';
+import { storedSenderIdentity } from '../../functions/shared/domain/sender-identity';
+import { conditionally } from '../../functions/shared/store/conditions';
 import { isCanonicalUuid } from '../../functions/shared/domain/uuid';
 import { itemKey } from '../../functions/shared/store/table';
+import type { IssuedKey, KeySummary, Organization, User } from './records';
+import { InvalidArgumentError, RecordConflictError, RecordNotFoundError } from './records';
 
-/** The named record does not exist (or the relation to remove is not there). */
-export class RecordNotFoundError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'RecordNotFoundError';
-  }
-}
-
-/** The change would break a rule: a duplicate, or a key where there must be none. */
-export class RecordConflictError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'RecordConflictError';
-  }
-}
-
-/** An argument is not of the right form (a UUID, an email address, a domain). */
-export class InvalidArgumentError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'InvalidArgumentError';
-  }
-}
-
-export type SenderIdentity = { readonly domain: string } | { readonly address: string };
-
-export interface Organization {
-  readonly id: string;
-  readonly name: string;
-  readonly members: readonly string[];
-  readonly senders: readonly string[];
-}
-
-export interface User {
-  readonly id: string;
-  readonly email: string;
-}
-
-export interface IssuedKey {
-  readonly userId: string;
-  /** The plain key: shown to the operator once, never stored. */
-  readonly key: string;
-  readonly createdAt: string;
-}
-
-export interface KeySummary {
-  readonly userId: string;
-  readonly masked: string;
-  readonly createdAt: string;
-}
+export type { SenderIdentity } from '../../functions/shared/domain/sender-identity';
+export * from './records';
 
 function requireUuid(value: string, what: string): string {
   if (!isCanonicalUuid(value)) throw new InvalidArgumentError(`${what} must be a UUID (8-4-4-4-12 hex), got "${value}"`);
   return value.toLowerCase();
 }
 
-/** The stored form of a sender identity: a lower-case ASCII domain, or a lower-cased address. */
+/** The stored form of a sender identity (see sender-identity.ts), or an argument error. */
 export function normaliseSenderIdentity(identity: SenderIdentity): string {
-  if ('domain' in identity) {
-    const domain = toAsciiDomain(identity.domain);
-    if (!domain) throw new InvalidArgumentError(`"${identity.domain}" is not a domain name`);
-    return domain;
-  }
-  const address = parseEmailAddress(identity.address);
-  if (!address) throw new InvalidArgumentError(`"${identity.address}" is not a valid email address`);
-  return address.ascii.toLowerCase();
+  const stored = storedSenderIdentity(identity);
+  if (stored !== undefined) return stored;
+  throw new InvalidArgumentError('domain' in identity ? `"${identity.domain}" is not a domain name` : `"${identity.address}" is not a valid email address`);
 }
 
 export class DynamoDbAdminStore {
@@ -97,20 +48,17 @@ export class DynamoDbAdminStore {
     const name = input.name.trim();
     if (!name) throw new InvalidArgumentError('the Organization name must not be empty');
     const id = input.id === undefined ? randomUUID() : requireUuid(input.id, 'the Organization id');
-    try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { ...itemKey.organization(id), organizationId: id, name, createdAt: this.now().toISOString() },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) {
-        throw new RecordConflictError(`an Organization with id ${id} already exists`, { cause: error });
-      }
-      throw error;
-    }
+    await conditionally(
+      () =>
+        this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: { ...itemKey.organization(id), organizationId: id, name, createdAt: this.now().toISOString() },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        ),
+      (cause) => new RecordConflictError(`an Organization with id ${id} already exists`, { cause }),
+    );
     return { id, name, members: [], senders: [] };
   }
 
@@ -142,18 +90,19 @@ export class DynamoDbAdminStore {
     );
     try {
       // The e-mail item reserves the address; losing that race undoes the user just written.
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { ...itemKey.email(email), userId: id },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
+      await conditionally(
+        () =>
+          this.client.send(
+            new PutCommand({
+              TableName: this.tableName,
+              Item: { ...itemKey.email(email), userId: id },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            }),
+          ),
+        (cause) => new RecordConflictError(`a user with email ${email} already exists`, { cause }),
       );
     } catch (error) {
       await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: itemKey.user(id) }));
-      if (error instanceof ConditionalCheckFailedException) {
-        throw new RecordConflictError(`a user with email ${email} already exists`, { cause: error });
-      }
       throw error;
     }
     return { id, email };
@@ -180,22 +129,7 @@ export class DynamoDbAdminStore {
     const org = requireUuid(organizationId, 'the Organization id');
     const user = requireUuid(userId, 'the user id');
     await this.getUser(user);
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: itemKey.organization(org),
-          UpdateExpression: 'ADD members :user',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':user': new Set([user]) },
-        }),
-      );
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) {
-        throw new RecordNotFoundError(`no Organization with id ${org}`, { cause: error });
-      }
-      throw error;
-    }
+    await this.addToSet(org, 'members', user);
   }
 
   async removeMember(organizationId: string, userId: string): Promise<void> {
@@ -207,22 +141,7 @@ export class DynamoDbAdminStore {
   async addSender(organizationId: string, identity: SenderIdentity): Promise<string> {
     const org = requireUuid(organizationId, 'the Organization id');
     const sender = normaliseSenderIdentity(identity);
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: itemKey.organization(org),
-          UpdateExpression: 'ADD senders :sender',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':sender': new Set([sender]) },
-        }),
-      );
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) {
-        throw new RecordNotFoundError(`no Organization with id ${org}`, { cause: error });
-      }
-      throw error;
-    }
+    await this.addToSet(org, 'senders', sender);
     return sender;
   }
 
@@ -290,45 +209,55 @@ export class DynamoDbAdminStore {
     expected: string | undefined,
     update: { UpdateExpression: string; ExpressionAttributeValues?: Record<string, unknown> },
   ): Promise<void> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: itemKey.user(userId),
-          UpdateExpression: update.UpdateExpression,
-          ConditionExpression: expected
-            ? 'attribute_exists(pk) AND keyHash = :expected'
-            : 'attribute_exists(pk) AND attribute_not_exists(keyHash)',
-          ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...(expected && { ':expected': expected }) },
-        }),
-      );
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) {
-        throw new RecordConflictError(`the key of user ${userId} changed meanwhile; check it with "key show" and run the command again`, {
-          cause: error,
-        });
-      }
-      throw error;
-    }
+    await conditionally(
+      () =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: itemKey.user(userId),
+            UpdateExpression: update.UpdateExpression,
+            ConditionExpression: expected
+              ? 'attribute_exists(pk) AND keyHash = :expected'
+              : 'attribute_exists(pk) AND attribute_not_exists(keyHash)',
+            ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...(expected && { ':expected': expected }) },
+          }),
+        ),
+      (cause) => new RecordConflictError(`the key of user ${userId} changed meanwhile; check it with "key show" and run the command again`, { cause }),
+    );
+  }
+
+  private async addToSet(org: string, attribute: 'members' | 'senders', value: string): Promise<void> {
+    await conditionally(
+      () =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: itemKey.organization(org),
+            UpdateExpression: `ADD ${attribute} :value`,
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':value': new Set([value]) },
+          }),
+        ),
+      (cause) => new RecordNotFoundError(`no Organization with id ${org}`, { cause }),
+    );
   }
 
   private async removeFromSet(org: string, attribute: 'members' | 'senders', value: string, notThere: string): Promise<void> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: itemKey.organization(org),
-          UpdateExpression: `DELETE ${attribute} :value`,
-          ConditionExpression: `attribute_exists(pk) AND contains(${attribute}, :one)`,
-          ExpressionAttributeValues: { ':value': new Set([value]), ':one': value },
-        }),
-      );
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) {
+    await conditionally(
+      () =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: itemKey.organization(org),
+            UpdateExpression: `DELETE ${attribute} :value`,
+            ConditionExpression: `attribute_exists(pk) AND contains(${attribute}, :one)`,
+            ExpressionAttributeValues: { ':value': new Set([value]), ':one': value },
+          }),
+        ),
+      async (cause) => {
         await this.getOrganization(org); // a missing Organization is the better message
-        throw new RecordNotFoundError(notThere, { cause: error });
-      }
-      throw error;
-    }
+        return new RecordNotFoundError(notThere, { cause });
+      },
+    );
   }
 }

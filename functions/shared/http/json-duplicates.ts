@@ -3,7 +3,7 @@
  * one silently, which would drop content (a first `To`, a first `OrganizationId`); the service
  * refuses such a body instead. The text must already have parsed as JSON.
  */
-const escapePointer = (segment: string): string => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+import { escapePointer } from './json-pointer';
 
 type Frame =
   | { kind: 'object'; path: string; keys: Set<string>; key: string | undefined; expectKey: boolean }

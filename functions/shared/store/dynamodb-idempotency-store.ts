@@ -6,24 +6,14 @@
  * | request    | IDEM#<userId>#<sha256 of key>   | REQUEST                     |
  * | checkpoint | IDEM#<userId>#<sha256 of key>   | MSG#<claimId>#<index 0000>  |
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Checkpoint, IdempotencyRecord, IdempotencyStore, StoredResponse } from './ports';
+import { unlessConditionFails } from './conditions';
 import { withStorageFaults } from './storage-errors';
 
 const REQUEST = 'REQUEST';
 const checkpointKey = (claimId: string, index: number) => `MSG#${claimId}#${String(index).padStart(4, '0')}`;
-
-async function unlessConditionFails(call: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await call();
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
-}
 
 export class DynamoDbIdempotencyStore implements IdempotencyStore {
   constructor(

@@ -1,0 +1,50 @@
+/** What the admin store reads and writes, and the errors it answers with. */
+
+/** The named record does not exist (or the relation to remove is not there). */
+export class RecordNotFoundError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RecordNotFoundError';
+  }
+}
+
+/** The change would break a rule: a duplicate, or a key where there must be none. */
+export class RecordConflictError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RecordConflictError';
+  }
+}
+
+/** An argument is not of the right form (a UUID, an email address, a domain). */
+export class InvalidArgumentError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'InvalidArgumentError';
+  }
+}
+
+export interface Organization {
+  readonly id: string;
+  readonly name: string;
+  readonly members: readonly string[];
+  readonly senders: readonly string[];
+}
+
+export interface User {
+  readonly id: string;
+  readonly email: string;
+}
+
+export interface IssuedKey {
+  readonly userId: string;
+  /** The plain key: shown to the operator once, never stored. */
+  readonly key: string;
+  readonly createdAt: string;
+}
+
+export interface KeySummary {
+  readonly userId: string;
+  readonly masked: string;
+  readonly createdAt: string;
+}
