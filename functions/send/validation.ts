@@ -11,6 +11,7 @@ import { CONTROL_CHARACTERS } from '../shared/domain/header-safety';
 import type { OutgoingEmail } from '../shared/mail/ports';
 import { isCanonicalUuid } from '../shared/domain/uuid';
 import { parseExpiration } from './expiry';
+import { escapePointer } from '../shared/http/json-pointer';
 
 /** Amazon SES accepts at most 50 recipients per message. */
 export const MAX_RECIPIENTS = 50;
@@ -46,7 +47,6 @@ type Json = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const own = (object: Json, field: string): unknown => (Object.hasOwn(object, field) ? object[field] : undefined);
-const escapePointer = (segment: string): string => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** The Organization id if the body names one validly; used to fetch it alongside the key. */
 export function peekOrganizationId(body: unknown): string | undefined {
