@@ -8,7 +8,7 @@ import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const SEND_ENTRY = fileURLToPath(new URL('../functions/send/handler.ts', import.meta.url));
+export const SEND_ENTRY = fileURLToPath(new URL('../functions/send/index.ts', import.meta.url));
 export const LOCK_FILE = fileURLToPath(new URL('../package-lock.json', import.meta.url));
 
 /** The newest Node.js Lambda runtime this aws-cdk-lib knows (cdk-nag AwsSolutions-L1 holds us to it). */

@@ -5,11 +5,12 @@
  *
  * Infrastructure settings have their defaults here and are listed in `cdk.json` with the same
  * values (a test keeps the two in step). The service's own settings default to
- * `functions/shared/config.ts`, so the function gets exactly what it would assume locally.
+ * `functions/shared/runtime/config.ts`, so the function gets exactly what it would assume locally.
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { DEFAULTS, loadConfig } from '../functions/shared/runtime/config';
+import { SettingsReader } from '../functions/shared/runtime/settings-reader';
 
 /** Context keys with their defaults; each key is documented on `StackSettings`. */
 export const INFRA_DEFAULTS = {
@@ -33,7 +34,7 @@ export const INFRA_DEFAULTS = {
   tracing: true,
 } as const;
 
-/** Context keys for the service settings; unset means the default in `functions/shared/config.ts`. */
+/** Context keys for the service settings; unset means the default in `functions/shared/runtime/config.ts`. */
 export const SERVICE_CONTEXT_KEYS = {
   maxMessages: 'MAX_MESSAGES',
   maxBodyBytes: 'MAX_BODY_BYTES',
@@ -73,71 +74,42 @@ export class SettingsError extends Error {
 const RETENTION_VALUES = new Set<number>(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
 
 export function readSettings(scope: Construct): StackSettings {
-  const problems: string[] = [];
   // Values from cdk.json arrive typed; values from `-c key=value` arrive as strings.
-  const raw = (key: string): unknown => scope.node.tryGetContext(key);
+  const read = new SettingsReader((key) => scope.node.tryGetContext(key), (key) => `context "${key}"`);
 
-  const text = (key: string, fallback: string): string => {
-    const value = raw(key);
-    if (value === undefined || value === null) return fallback;
-    if (typeof value !== 'string') {
-      problems.push(`context "${key}" must be a string, got ${JSON.stringify(value)}`);
-      return fallback;
-    }
-    return value.trim();
-  };
+  const stackName = read.text('stackName', INFRA_DEFAULTS.stackName);
+  if (!/^[A-Za-z][A-Za-z0-9-]{0,127}$/.test(stackName)) read.problem(`context "stackName" is not a valid stack name: "${stackName}"`);
 
-  const integer = (key: string, fallback: number, min: number, max: number): number => {
-    const value = raw(key);
-    if (value === undefined || value === null || value === '') return fallback;
-    const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : NaN;
-    if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`context "${key}" must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
-      return fallback;
-    }
-    return n;
-  };
-
-  const stackName = text('stackName', INFRA_DEFAULTS.stackName);
-  if (!/^[A-Za-z][A-Za-z0-9-]{0,127}$/.test(stackName)) problems.push(`context "stackName" is not a valid stack name: "${stackName}"`);
-
-  const rateLimit = integer('throttleRateLimit', INFRA_DEFAULTS.throttleRateLimit, 1, 10_000);
-  const burstLimit = integer('throttleBurstLimit', INFRA_DEFAULTS.throttleBurstLimit, 1, 5_000);
+  const rateLimit = read.integer('throttleRateLimit', INFRA_DEFAULTS.throttleRateLimit, 1, 10_000);
+  const burstLimit = read.integer('throttleBurstLimit', INFRA_DEFAULTS.throttleBurstLimit, 1, 5_000);
 
   // 128 MB steps are not required by Lambda, but 1 MB steps are; the upper bound is Lambda's.
-  const functionMemoryMb = integer('functionMemoryMb', INFRA_DEFAULTS.functionMemoryMb, 128, 10_240);
+  const functionMemoryMb = read.integer('functionMemoryMb', INFRA_DEFAULTS.functionMemoryMb, 128, 10_240);
+  const tracing = read.boolean('tracing', INFRA_DEFAULTS.tracing);
 
-  const tracingValue = raw('tracing');
-  let tracing: boolean = INFRA_DEFAULTS.tracing;
-  if (tracingValue === true || tracingValue === 'true') tracing = true;
-  else if (tracingValue === false || tracingValue === 'false') tracing = false;
-  else if (tracingValue !== undefined && tracingValue !== null && tracingValue !== '') {
-    problems.push(`context "tracing" must be true or false, got ${JSON.stringify(tracingValue)}`);
-  }
-
-  const retentionDays = integer('logRetentionDays', INFRA_DEFAULTS.logRetentionDays, 1, 3_653);
+  const retentionDays = read.integer('logRetentionDays', INFRA_DEFAULTS.logRetentionDays, 1, 3_653);
   if (!RETENTION_VALUES.has(retentionDays)) {
-    problems.push(`context "logRetentionDays" must be one of CloudWatch Logs' periods (${[...RETENTION_VALUES].join(', ')}), got ${retentionDays}`);
+    read.problem(`context "logRetentionDays" must be one of CloudWatch Logs' periods (${[...RETENTION_VALUES].join(', ')}), got ${retentionDays}`);
   }
 
-  const alarmTopicArn = text('alarmTopicArn', INFRA_DEFAULTS.alarmTopicArn);
+  const alarmTopicArn = read.text('alarmTopicArn', INFRA_DEFAULTS.alarmTopicArn);
   if (alarmTopicArn && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+(\.fifo)?$/.test(alarmTopicArn)) {
-    problems.push(`context "alarmTopicArn" must be an SNS topic ARN, got "${alarmTopicArn}"`);
+    read.problem(`context "alarmTopicArn" must be an SNS topic ARN, got "${alarmTopicArn}"`);
   }
 
-  const serverErrorRatePercent = integer('serverErrorRateAlarmPercent', INFRA_DEFAULTS.serverErrorRateAlarmPercent, 1, 100);
-  const latencyP99Ms = integer('latencyP99AlarmMs', INFRA_DEFAULTS.latencyP99AlarmMs, 100, 30_000);
+  const serverErrorRatePercent = read.integer('serverErrorRateAlarmPercent', INFRA_DEFAULTS.serverErrorRateAlarmPercent, 1, 100);
+  const latencyP99Ms = read.integer('latencyP99AlarmMs', INFRA_DEFAULTS.latencyP99AlarmMs, 100, 30_000);
 
-  const domainName = text('customDomainName', INFRA_DEFAULTS.customDomainName).toLowerCase();
-  const certificateArn = text('customDomainCertificateArn', INFRA_DEFAULTS.customDomainCertificateArn);
+  const domainName = read.text('customDomainName', INFRA_DEFAULTS.customDomainName).toLowerCase();
+  const certificateArn = read.text('customDomainCertificateArn', INFRA_DEFAULTS.customDomainCertificateArn);
   if (Boolean(domainName) !== Boolean(certificateArn)) {
-    problems.push('context "customDomainName" and "customDomainCertificateArn" must be set together, or neither');
+    read.problem('context "customDomainName" and "customDomainCertificateArn" must be set together, or neither');
   }
   if (domainName && !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(domainName)) {
-    problems.push(`context "customDomainName" is not a domain name: "${domainName}"`);
+    read.problem(`context "customDomainName" is not a domain name: "${domainName}"`);
   }
   if (certificateArn && !/^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/.test(certificateArn)) {
-    problems.push(`context "customDomainCertificateArn" must be an ACM certificate ARN, got "${certificateArn}"`);
+    read.problem(`context "customDomainCertificateArn" must be an ACM certificate ARN, got "${certificateArn}"`);
   }
 
   const serviceEnvironment: Record<string, string> = {
@@ -149,25 +121,23 @@ export function readSettings(scope: Construct): StackSettings {
     PROBLEM_TYPE_BASE: DEFAULTS.problemTypeBase,
   };
   for (const [key, variable] of Object.entries(SERVICE_CONTEXT_KEYS)) {
-    const value = raw(key);
-    if (value === undefined || value === null || value === '') continue;
+    const value = read.raw(key);
+    if (value === undefined) continue;
     if (typeof value !== 'string' && typeof value !== 'number') {
-      problems.push(`context "${key}" must be a string or number, got ${JSON.stringify(value)}`);
+      read.problem(`context "${key}" must be a string or number, got ${JSON.stringify(value)}`);
       continue;
     }
-    serviceEnvironment[variable] = String(value).trim();
+    serviceEnvironment[variable] = String(value);
   }
   // The function's own parser is the authority on what it accepts: run it now, so a value the
   // function would reject at start-up stops the deployment instead.
   try {
     loadConfig({ TABLE_NAME: 'synth-time-check', ...serviceEnvironment });
   } catch (error) {
-    problems.push(error instanceof Error ? error.message : String(error));
+    read.problem(error instanceof Error ? error.message : String(error));
   }
 
-  if (problems.length > 0) {
-    throw new SettingsError(`Invalid CDK context: ${problems.join('; ')}`);
-  }
+  read.finish((message) => new SettingsError(`Invalid CDK context: ${message}`));
   return {
     stackName,
     throttle: { rateLimit, burstLimit },

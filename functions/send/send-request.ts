@@ -8,7 +8,6 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Config } from '../shared/runtime/config';
 import type { Mailer } from '../shared/mail/ports';
-import type { RequestSummary } from '../shared/http/middleware/request-log';
 import type { AccessStore, IdempotencyStore, StoredResponse } from '../shared/store/ports';
 import { readBearerToken } from '../shared/http/bearer-token';
 import { authenticate, authoriseOrganization, authoriseSenders } from './authorisation';
@@ -40,8 +39,6 @@ export interface SendInput {
   readonly deadline: number;
   /** Epoch milliseconds by which this invocation will have ended, one way or another. */
   readonly lockUntil: number;
-  /** Filled in for the request's log line. */
-  readonly summary?: RequestSummary;
 }
 
 function responseHeaders(requestId: string, extra: Readonly<Record<string, string>>): Record<string, string> {
@@ -51,13 +48,13 @@ function responseHeaders(requestId: string, extra: Readonly<Record<string, strin
 export async function handleSendRequest(input: SendInput, deps: SendDependencies): Promise<APIGatewayProxyStructuredResultV2> {
   const apiKey = readBearerToken(input.authorization);
   const caller = await authenticate(apiKey, peekOrganizationId(input.body), deps.access);
-  const summary = input.summary ?? {};
-  summary.userId = caller.userId;
+  // What the request's log line should say is appended to the logger as it is learnt; the chain
+  // clears it after every invocation.
+  deps.logger.appendKeys({ userId: caller.userId });
   const idempotencyKey = readIdempotencyKey(input.idempotencyKey);
   const request = validateSendRequest(input.body, deps.config);
   const organization = authoriseOrganization(caller);
-  summary.organizationId = request.organizationId;
-  summary.messages = request.messages.length;
+  deps.logger.appendKeys({ organizationId: request.organizationId, messages: request.messages.length });
   authoriseSenders(request.messages, organization);
 
   let session: IdempotentSession | undefined;
@@ -72,7 +69,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
       lockUntil: input.lockUntil,
     });
     if (began.kind === 'replay') {
-      summary.idempotentReplay = true;
+      deps.logger.appendKeys({ idempotentReplay: true });
       const { statusCode, headers, body } = began.response;
       return { statusCode, headers: { ...headers, 'X-Request-Id': input.requestId, 'Idempotent-Replayed': 'true' }, body };
     }
@@ -105,7 +102,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     });
   }
 
-  Object.assign(summary, recordResults(deps.metrics, results));
+  deps.logger.appendKeys({ ...recordResults(deps.metrics, results) });
   // Visible at DEBUG, or for the share of invocations POWERTOOLS_LOGGER_SAMPLE_RATE picks.
   deps.logger.debug('message results', {
     requestId: input.requestId,

@@ -17,8 +17,9 @@ import {
   RecordNotFoundError,
 } from './admin-store';
 import type { SenderIdentity } from './admin-store';
+import type { Credentials } from '../../functions/shared/runtime/clients';
 import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
-import { LOOPBACK, LocalSettingError, endpointFrom, isLoopback, localTableName, portFrom, regionFrom, usePlaceholderCredentials } from '../local/settings';
+import { LOOPBACK, LocalSettingError, endpointFrom, isLoopback, localTableName, portFrom, regionFrom, placeholderCredentials } from '../local/settings';
 
 export const EXIT_CODES = {
   ok: 0,
@@ -75,9 +76,10 @@ export function resolveTarget(options: CommonOptions, env: AdminIo['env']): Targ
 
 // Not the Lambda's createDynamoDbClient: with --table the region may come from the AWS profile,
 // which only the SDK's own resolution finds, and an operator can wait longer than a request.
-function documentClient(target: Target): DynamoDBDocumentClient {
+function documentClient(target: Target, credentials: Credentials | undefined): DynamoDBDocumentClient {
   const client = new DynamoDBClient({
     ...(target.region && { region: target.region }),
+    ...(credentials && { credentials }),
     ...(target.endpoint && { endpoint: target.endpoint }),
     maxAttempts: 3,
   });
@@ -179,8 +181,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
         try {
           target = resolveTarget(options, env);
           // The SDK reads credentials from the process environment, whatever `env` says.
-          if (target.endpoint) usePlaceholderCredentials(process.env, [target.endpoint]);
-          client = documentClient(target);
+          client = documentClient(target, target.endpoint ? placeholderCredentials(process.env, [target.endpoint]) : undefined);
           const result = await action(new DynamoDbAdminStore(client, target.tableName), options);
           outcome = { ...result, asJson: options.json === true };
         } catch (error) {

@@ -4,11 +4,14 @@
  * (MAX_MESSAGES, AUTH_CACHE_SECONDS, ...) are not here: the handler reads those itself.
  */
 import { fileURLToPath } from 'node:url';
+import { regionFrom } from '../../functions/shared/runtime/config';
+import type { Credentials } from '../../functions/shared/runtime/clients';
+import { SettingsReader, fromEnv } from '../../functions/shared/runtime/settings-reader';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+export { regionFrom };
 export const LOCAL_TABLE_NAME = 'email-send-api-local';
-export const LOCAL_REGION = 'us-east-1';
 export const LOOPBACK = '127.0.0.1';
 
 export const DEFAULT_PORTS = { PORT: 3000, DYNAMODB_PORT: 8000, SES_PORT: 8005 } as const;
@@ -25,31 +28,24 @@ export class LocalSettingError extends Error {
   }
 }
 
-function text(env: Env, name: string): string | undefined {
-  const value = env[name]?.trim();
-  return value ? value : undefined;
+/** Reads one local setting with the service's own reader; a bad value throws at once, naming it. */
+function readOne<T>(env: Env, read: (reader: SettingsReader) => T): T {
+  const reader = new SettingsReader(fromEnv(env));
+  const value = read(reader);
+  reader.finish((message) => new LocalSettingError(message));
+  return value;
 }
 
 export function portFrom(env: Env, name: PortVariable): number {
-  const raw = text(env, name);
-  if (raw === undefined) return DEFAULT_PORTS[name];
-  if (!/^\d+$/.test(raw) || Number(raw) > 65_535) throw new LocalSettingError(`${name} must be a port number from 0 to 65535, got "${raw}"`);
-  return Number(raw);
+  return readOne(env, (read) => read.port(name, DEFAULT_PORTS[name]));
 }
 
 export function endpointFrom(env: Env, name: 'DYNAMODB_ENDPOINT' | 'SES_ENDPOINT'): string | undefined {
-  const raw = text(env, name);
-  if (raw === undefined) return undefined;
-  if (!URL.canParse(raw) || !/^https?:$/.test(new URL(raw).protocol)) throw new LocalSettingError(`${name} must be an http(s) URL, got "${raw}"`);
-  return raw;
+  return readOne(env, (read) => read.endpoint(name));
 }
 
 export function localTableName(env: Env): string {
-  return text(env, 'TABLE_NAME') ?? LOCAL_TABLE_NAME;
-}
-
-export function regionFrom(env: Env): string {
-  return text(env, 'AWS_REGION') ?? text(env, 'AWS_DEFAULT_REGION') ?? LOCAL_REGION;
+  return readOne(env, (read) => read.text('TABLE_NAME', LOCAL_TABLE_NAME));
 }
 
 export function isLoopback(endpoint: string): boolean {
@@ -61,13 +57,11 @@ export function isLoopback(endpoint: string): boolean {
  * The emulators accept any credentials, but the SDK refuses to sign without some, and a
  * developer's own profile (an expired SSO session, say) must not break a purely local run. So
  * when every endpoint is on this machine and no credentials were chosen explicitly, placeholder
- * ones go into the environment, where the SDK (and the handler's clients) will find them.
+ * ones are handed to the clients. Anything else: undefined, and the SDK's own chain decides.
  */
-export function usePlaceholderCredentials(env: Record<string, string | undefined>, endpoints: readonly string[]): boolean {
-  if (text(env, 'AWS_ACCESS_KEY_ID') || text(env, 'AWS_PROFILE')) return false;
-  if (!endpoints.every(isLoopback)) return false;
-  env.AWS_ACCESS_KEY_ID = 'local';
-  env.AWS_SECRET_ACCESS_KEY = 'local';
-  delete env.AWS_SESSION_TOKEN;
-  return true;
+export function placeholderCredentials(env: Env, endpoints: readonly string[]): Credentials | undefined {
+  const read = new SettingsReader(fromEnv(env));
+  if (read.text('AWS_ACCESS_KEY_ID') || read.text('AWS_PROFILE')) return undefined;
+  if (!endpoints.every(isLoopback)) return undefined;
+  return { accessKeyId: 'local', secretAccessKey: 'local' };
 }

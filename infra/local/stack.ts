@@ -10,6 +10,9 @@ import type { Server } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { loadConfig } from '../../functions/shared/runtime/config';
+import { createDependencies } from '../../functions/send/dependencies';
+import { createHandler } from '../../functions/send/handler';
+import { SEND_PATH } from '../../functions/send/route';
 import { DynamoDbAdminStore } from '../admin/admin-store';
 import { ensureTable, startDynamoDb, startSesEmulator } from './emulators';
 import type { RunningService } from './emulators';
@@ -19,7 +22,7 @@ import { curlCommand, ensureDemo } from './seed';
 import type { LambdaHandler } from './server';
 import { createApiServer } from './server';
 import type { PortVariable } from './settings';
-import { DEFAULT_DATA_DIR, DEFAULT_PORTS, LOCAL_TABLE_NAME, LOOPBACK, endpointFrom, localTableName, portFrom, regionFrom, usePlaceholderCredentials } from './settings';
+import { DEFAULT_DATA_DIR, DEFAULT_PORTS, LOCAL_TABLE_NAME, LOOPBACK, endpointFrom, localTableName, portFrom, regionFrom, placeholderCredentials } from './settings';
 
 export interface LocalStackOptions {
   /** API port; 0 picks a free one. Defaults: 3000, 8000, 8005. */
@@ -128,38 +131,6 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-// The handler module builds its `handler` from the environment when first imported, exactly as
-// in Lambda. One stack per process (npm start) uses that export. Tests start several stacks in one
-// process; each later one wires its own handler through the module's `createDependencies`, from
-// its own environment. The lock keeps concurrent starts from reading each other's environment.
-// Never imported statically for the same reason: its first import must see this environment.
-let moduleHandlerTaken = false;
-let wiring: Promise<unknown> = Promise.resolve();
-
-async function loadHandler(env: Readonly<Record<string, string>>): Promise<{ handler: LambdaHandler; sendPath: string }> {
-  const turn = wiring.then(async () => {
-    Object.assign(process.env, env);
-    const mod = await import('../../functions/send/handler');
-    const handler = moduleHandlerTaken ? mod.createHandler(mod.createDependencies()) : mod.handler;
-    moduleHandlerTaken = true;
-    return { handler: handler as unknown as LambdaHandler, sendPath: mod.SEND_PATH };
-  });
-  wiring = turn.catch(() => undefined);
-  return turn;
-}
-
-/** Remembers variables about to be set; the returned function puts back those nobody changed since. */
-function rememberEnv(values: Readonly<Record<string, string>>): () => void {
-  const previous = Object.fromEntries(Object.keys(values).map((name) => [name, process.env[name]]));
-  return () => {
-    for (const [name, value] of Object.entries(values)) {
-      if (process.env[name] !== value) continue;
-      if (previous[name] === undefined) delete process.env[name];
-      else process.env[name] = previous[name];
-    }
-  };
-}
-
 /** A path as the operator would type it: relative when under the current folder. */
 export function displayPath(path: string): string {
   const rel = relative(process.cwd(), path);
@@ -222,12 +193,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // Ports first, so a taken one fails fast and before any data is touched. Until the handler
     // is in place the API answers 503, and `GET /` says it is not ready.
     let index: Record<string, unknown> = {};
-    // The gateway's own answers use the service's settings, read as the handler will read them
-    // (a malformed MAX_BODY_BYTES stops the start here, with the handler's message).
-    const serviceSetting = (name: string) => options.serviceEnv?.[name] ?? process.env[name];
-    const problemTypeBase = serviceSetting('PROBLEM_TYPE_BASE')?.trim();
-    const { maxBodyBytes } = loadConfig({ TABLE_NAME: tableName, MAX_BODY_BYTES: serviceSetting('MAX_BODY_BYTES') });
-    const api = createApiServer({ region, index: () => index, log, serviceMaxBodyBytes: maxBodyBytes, ...(problemTypeBase && { problemTypeBase }) });
+    // The service's settings, from variables of the same names as in Lambda, read once: by the
+    // handler and by the gateway's own answers alike (a malformed one stops the start here). A
+    // local operator expects `key revoke` to bite at once, so the auth cache is off unless asked for.
+    const serviceConfig = loadConfig({ AUTH_CACHE_SECONDS: '0', ...process.env, ...options.serviceEnv, TABLE_NAME: tableName, AWS_REGION: region });
+    const api = createApiServer({ region, index: () => index, log, serviceMaxBodyBytes: serviceConfig.maxBodyBytes, problemTypeBase: serviceConfig.problemTypeBase });
     const apiPort = await claimPort(options.port ?? DEFAULT_PORTS.PORT, 'PORT', () => listen(api.server, options.port ?? DEFAULT_PORTS.PORT));
     cleanups.push(() => closeServer(api.server));
     const apiUrl = `http://${LOOPBACK}:${apiPort}`;
@@ -266,10 +236,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       log(`SES       ${sesUrl} (aws-ses-v2-local, viewer at ${viewerUrl})`);
     }
 
-    usePlaceholderCredentials(process.env, [dynamodbEndpoint, sesUrl]);
+    const credentials = placeholderCredentials(process.env, [dynamodbEndpoint, sesUrl]);
 
-    const tableClient = new DynamoDBClient({ region, endpoint: dynamodbEndpoint, maxAttempts: 2 });
-    const documents = createDynamoDbClient({ region, dynamodbEndpoint });
+    const tableClient = new DynamoDBClient({ region, endpoint: dynamodbEndpoint, maxAttempts: 2, ...(credentials && { credentials }) });
+    const documents = createDynamoDbClient({ region, dynamodbEndpoint }, { credentials });
     let demoState: DemoState;
     try {
       const table = await ensureTable(tableClient, tableName);
@@ -286,21 +256,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       documents.destroy();
     }
 
-    // A local operator expects `key revoke` to bite at once, so the auth cache is off unless
-    // asked for; and CloudWatch metric documents on the console help no one on a laptop.
-    const serviceEnv: Record<string, string> = {
-      AUTH_CACHE_SECONDS: process.env.AUTH_CACHE_SECONDS ?? '0',
-      POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
-      ...options.serviceEnv,
-      TABLE_NAME: tableName,
-      AWS_REGION: region,
-      DYNAMODB_ENDPOINT: dynamodbEndpoint,
-      SES_ENDPOINT: sesUrl,
-    };
-    const restoreEnv = rememberEnv(serviceEnv);
-    cleanups.push(async () => restoreEnv());
-    const { handler, sendPath } = await loadHandler(serviceEnv);
-    const sendUrl = `${apiUrl}${sendPath}`;
+    const config = { ...serviceConfig, dynamodbEndpoint, sesEndpoint: sesUrl };
+    const handler = createHandler(createDependencies(config, { credentials }));
+    const sendUrl = `${apiUrl}${SEND_PATH}`;
     index = {
       service: 'email-send-api (local)',
       endpoints: [{ method: 'POST', url: sendUrl }],
@@ -308,7 +266,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dynamodb: dynamodbEndpoint,
       table: tableName,
     };
-    api.setHandler(handler);
+    api.setHandler(handler as unknown as LambdaHandler);
 
     const demo = demoState.status === 'broken' ? undefined : { ...demoState.demo, status: demoState.status, curl: curlCommand(sendUrl, demoState.demo) };
     return {

@@ -11,6 +11,9 @@ import { LocalStackError, PortUnavailableError, displayPath, optionsFromEnv, sta
 // The pinned AWS SDK warns about its future Node requirement on every start; that is not news
 // for someone running the local stack, and can be turned back on by setting the variable.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+// CloudWatch metric documents on the console help no one on a laptop (Powertools reads this
+// variable itself); set it to false to see them.
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
 

@@ -8,15 +8,14 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { createDependencies } from '../../functions/send/dependencies';
 import { createHandler } from '../../functions/send/handler';
+import { SEND_PATH } from '../../functions/send/route';
 import type { SendDependencies } from '../../functions/send/send-request';
-import { createDynamoDbClient, createSesClient } from '../../functions/shared/runtime/clients';
+import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import type { Config } from '../../functions/shared/runtime/config';
 import { loadConfig } from '../../functions/shared/runtime/config';
-import { SesMailer } from '../../functions/shared/mail/ses-mailer';
-import { DynamoDbAccessStore } from '../../functions/shared/store/dynamodb-access-store';
 import { DynamoDbAdminStore } from '../../infra/admin/admin-store';
-import { DynamoDbIdempotencyStore } from '../../functions/shared/store/dynamodb-idempotency-store';
 import { ensureTable, startDynamoDb, startSesEmulator } from '../../infra/local/emulators';
 import type { RunningService } from '../../infra/local/emulators';
 import type { EventOptions } from './events';
@@ -66,14 +65,11 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   await ensureTable(new DynamoDBClient({ region: config.region, endpoint: dynamoDb.endpoint }), config.tableName);
   const documents = createDynamoDbClient(config);
   const admin = new DynamoDbAdminStore(documents, config.tableName);
+  // The service's own composition root, with a silent logger and a test namespace for metrics.
   const deps: SendDependencies = {
-    config,
-    access: new DynamoDbAccessStore(documents, config.tableName),
-    idempotency: new DynamoDbIdempotencyStore(documents, config.tableName),
-    mailer: new SesMailer(createSesClient(config)),
+    ...createDependencies(config),
     logger: new Logger({ serviceName: 'email-send-api-test', logLevel: 'SILENT' }),
     metrics: new Metrics({ namespace: 'EmailSendApiTest', serviceName: 'email-send-api-test' }),
-    now: Date.now,
   };
   const defaultHandler = createHandler(deps);
 
@@ -90,7 +86,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       // Every response any suite produces must be one openapi.json documents.
       assertResponseMatchesOpenApi({
         method: options.method ?? 'POST',
-        path: options.path ?? '/v1.2/email/send',
+        path: options.path ?? SEND_PATH,
         status: result.statusCode ?? 0,
         headers: (result.headers ?? {}) as Record<string, string>,
         body: rawBody,

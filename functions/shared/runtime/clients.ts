@@ -39,10 +39,23 @@ function handler(connectionTimeout: number, requestTimeout: number): NodeHttpHan
 export type Instrument = <T>(client: T) => T;
 const asIs: Instrument = (client) => client;
 
-export function createDynamoDbClient(config: Pick<Config, 'region' | 'dynamodbEndpoint'>, instrument: Instrument = asIs): DynamoDBDocumentClient {
+/** Static credentials; without them the SDK's default chain decides (in Lambda, the role). */
+export interface Credentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+}
+
+export interface ClientOptions {
+  readonly instrument?: Instrument;
+  readonly credentials?: Credentials | undefined;
+}
+
+export function createDynamoDbClient(config: Pick<Config, 'region' | 'dynamodbEndpoint'>, options: ClientOptions = {}): DynamoDBDocumentClient {
+  const { instrument = asIs, credentials } = options;
   const client = instrument(new DynamoDBClient({
     region: config.region,
     ...(config.dynamodbEndpoint && { endpoint: config.dynamodbEndpoint }),
+    ...(credentials && { credentials }),
     // DynamoDB answers in milliseconds; two tries of 2 s each turn a hung endpoint into a 503
     // within about 4 s.
     maxAttempts: 2,
@@ -51,10 +64,12 @@ export function createDynamoDbClient(config: Pick<Config, 'region' | 'dynamodbEn
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 }
 
-export function createSesClient(config: Pick<Config, 'region' | 'sesEndpoint'>, instrument: Instrument = asIs): SESv2Client {
+export function createSesClient(config: Pick<Config, 'region' | 'sesEndpoint'>, options: ClientOptions = {}): SESv2Client {
+  const { instrument = asIs, credentials } = options;
   return instrument(new SESv2Client({
     region: config.region,
     ...(config.sesEndpoint && { endpoint: config.sesEndpoint }),
+    ...(credentials && { credentials }),
     // Retries are the send logic's, which knows the deadline and which faults are safe to retry.
     maxAttempts: 1,
     requestHandler: handler(2_000, 10_000),

@@ -5,9 +5,10 @@
  * or malformed value stops start-up with a message naming the variable: a typo in a deployment
  * must fail the first invocation loudly, not send mail with a silently different limit.
  */
+import { SettingsReader, fromEnv } from './settings-reader';
 
 export interface Config {
-  /** DynamoDB table holding users, Organizations, keys and (later) idempotency records. */
+  /** DynamoDB table holding users, Organizations, keys and idempotency records. */
   readonly tableName: string;
   readonly region: string;
   /** Endpoint overrides, for the local emulators or a proxy; undefined means the AWS default. */
@@ -51,50 +52,31 @@ export const DEFAULTS = {
 } as const;
 
 export function loadConfig(env: Env = process.env): Config {
-  const problems: string[] = [];
-
-  const text = (name: string, fallback?: string): string | undefined => {
-    const value = env[name]?.trim();
-    if (value) return value;
-    return fallback;
-  };
-
-  const integer = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = text(name);
-    if (raw === undefined) return fallback;
-    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      problems.push(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-      return fallback;
-    }
-    return Number(raw);
-  };
-
-  const url = (name: string): string | undefined => {
-    const raw = text(name);
-    if (raw === undefined) return undefined;
-    if (!URL.canParse(raw)) problems.push(`${name} must be a URL, got "${raw}"`);
-    return raw;
-  };
-
-  const tableName = text('TABLE_NAME');
-  if (tableName === undefined) problems.push('TABLE_NAME is required (the DynamoDB table name)');
+  const read = new SettingsReader(fromEnv(env));
+  const tableName = read.text('TABLE_NAME');
+  if (tableName === undefined) read.problem('TABLE_NAME is required (the DynamoDB table name)');
+  const problemTypeBase = read.text('PROBLEM_TYPE_BASE');
+  if (problemTypeBase !== undefined && !URL.canParse(problemTypeBase)) read.problem(`PROBLEM_TYPE_BASE must be a URL, got "${problemTypeBase}"`);
 
   const config: Config = {
     tableName: tableName ?? '',
-    region: text('AWS_REGION', text('AWS_DEFAULT_REGION', DEFAULTS.region)) ?? DEFAULTS.region,
-    dynamodbEndpoint: url('DYNAMODB_ENDPOINT'),
-    sesEndpoint: url('SES_ENDPOINT'),
-    sesConfigurationSet: text('SES_CONFIGURATION_SET'),
-    maxMessages: integer('MAX_MESSAGES', DEFAULTS.maxMessages, 1, 10_000),
-    maxBodyBytes: integer('MAX_BODY_BYTES', DEFAULTS.maxBodyBytes, 1024, 6 * 1024 * 1024),
-    sendConcurrency: integer('SEND_CONCURRENCY', DEFAULTS.sendConcurrency, 1, 256),
-    authCacheSeconds: integer('AUTH_CACHE_SECONDS', DEFAULTS.authCacheSeconds, 0, 60),
-    sendDeadlineMs: integer('SEND_DEADLINE_MS', DEFAULTS.sendDeadlineMs, 100, 900_000),
-    problemTypeBase: url('PROBLEM_TYPE_BASE') ?? DEFAULTS.problemTypeBase,
+    region: regionFrom(env),
+    dynamodbEndpoint: read.endpoint('DYNAMODB_ENDPOINT'),
+    sesEndpoint: read.endpoint('SES_ENDPOINT'),
+    sesConfigurationSet: read.text('SES_CONFIGURATION_SET'),
+    maxMessages: read.integer('MAX_MESSAGES', DEFAULTS.maxMessages, 1, 10_000),
+    maxBodyBytes: read.integer('MAX_BODY_BYTES', DEFAULTS.maxBodyBytes, 1024, 6 * 1024 * 1024),
+    sendConcurrency: read.integer('SEND_CONCURRENCY', DEFAULTS.sendConcurrency, 1, 256),
+    authCacheSeconds: read.integer('AUTH_CACHE_SECONDS', DEFAULTS.authCacheSeconds, 0, 60),
+    sendDeadlineMs: read.integer('SEND_DEADLINE_MS', DEFAULTS.sendDeadlineMs, 100, 900_000),
+    problemTypeBase: problemTypeBase ?? DEFAULTS.problemTypeBase,
   };
-
-  if (problems.length > 0) {
-    throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
-  }
+  read.finish((message) => new ConfigError(`Invalid configuration: ${message}`));
   return config;
+}
+
+/** The AWS region as the SDK would pick it from the environment, else the one default. */
+export function regionFrom(env: Env): string {
+  const read = new SettingsReader(fromEnv(env));
+  return read.text('AWS_REGION') ?? read.text('AWS_DEFAULT_REGION') ?? DEFAULTS.region;
 }

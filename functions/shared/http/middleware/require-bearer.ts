@@ -7,9 +7,9 @@ import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { readBearerToken } from '../bearer-token';
 
-export function bearerToken(): middy.MiddlewareObj<APIGatewayProxyEventV2> {
-  const bearerTokenBefore: middy.MiddlewareFn<APIGatewayProxyEventV2> = async (request) => {
+export function requireBearer(): middy.MiddlewareObj<APIGatewayProxyEventV2> {
+  const requireBearerBefore: middy.MiddlewareFn<APIGatewayProxyEventV2> = async (request) => {
     readBearerToken(request.event.headers?.authorization);
   };
-  return { before: bearerTokenBefore };
+  return { before: requireBearerBefore };
 }

@@ -1,0 +1,31 @@
+/**
+ * The one composition root of the send function: configuration in, clients and adapters out.
+ * The Lambda entry (`index.ts`), the local stack and the test harness all build their
+ * dependencies here, each from a `Config` of its own, so the three cannot wire it differently.
+ */
+import { SesMailer } from '../shared/mail/ses-mailer';
+import type { ClientOptions } from '../shared/runtime/clients';
+import { createDynamoDbClient, createSesClient } from '../shared/runtime/clients';
+import type { Config } from '../shared/runtime/config';
+import { createLogger, createMetrics } from '../shared/runtime/observability';
+import { CachedAccessStore } from '../shared/store/cached-access-store';
+import { DynamoDbAccessStore } from '../shared/store/dynamodb-access-store';
+import { DynamoDbIdempotencyStore } from '../shared/store/dynamodb-idempotency-store';
+import type { AccessStore } from '../shared/store/ports';
+import type { SendDependencies } from './send-request';
+
+/** Built once per function instance (or local stack), never per request. */
+export function createDependencies(config: Config, clients: ClientOptions = {}): SendDependencies {
+  const dynamoDb = createDynamoDbClient(config, clients);
+  const store = new DynamoDbAccessStore(dynamoDb, config.tableName);
+  const access: AccessStore = config.authCacheSeconds > 0 ? new CachedAccessStore(store, { ttlSeconds: config.authCacheSeconds }) : store;
+  return {
+    config,
+    access,
+    idempotency: new DynamoDbIdempotencyStore(dynamoDb, config.tableName),
+    mailer: new SesMailer(createSesClient(config, clients), config.sesConfigurationSet),
+    logger: createLogger(),
+    metrics: createMetrics(),
+    now: Date.now,
+  };
+}
