@@ -19,8 +19,8 @@ import type { RunningService } from './emulators';
 import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
 import type { DemoState, DemoTenant } from './seed';
 import { curlCommand, ensureDemo } from './seed';
-import type { LambdaHandler } from './server';
-import { createApiServer } from './server';
+import type { LambdaHandler } from './gateway/server';
+import { createApiServer } from './gateway/server';
 import type { PortVariable } from './settings';
 import { DEFAULT_DATA_DIR, DEFAULT_PORTS, LOCAL_TABLE_NAME, LOOPBACK, endpointFrom, localTableName, portFrom, regionFrom, placeholderCredentials } from './settings';
 

@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { DEFAULTS as SERVICE_DEFAULTS } from '../../functions/shared/runtime/config';
-import type { ApiServer, LambdaHandler } from '../../infra/local/server';
-import { createApiServer } from '../../infra/local/server';
+import type { ApiServer, LambdaHandler } from '../../infra/local/gateway/server';
+import { createApiServer } from '../../infra/local/gateway/server';
 import { assertResponseMatchesOpenApi } from '../support/openapi';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

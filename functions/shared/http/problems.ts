@@ -138,10 +138,10 @@ export class NotFoundProblem extends HttpProblem {
 
 /** The path exists but not for that method (405). */
 export class MethodNotAllowedProblem extends HttpProblem {
-  constructor(method: string, allow: readonly string[], options?: ErrorOptions) {
+  constructor(method: string, allow: readonly string[], options?: ErrorOptions & { readonly detail?: string }) {
     super(405, 'method-not-allowed', 'Method not allowed', {
       ...options,
-      detail: `${method} is not allowed here; use ${allow.join(', ')}.`,
+      detail: options?.detail ?? `${method} is not allowed here; use ${allow.join(', ')}.`,
       headers: { Allow: allow.join(', ') },
     });
     this.name = 'MethodNotAllowedProblem';

@@ -29,34 +29,42 @@ export function problemResponses(options: ProblemResponsesOptions): middy.Middle
     } else if (problem.status >= 500) {
       logger.warn('service unavailable', { requestId, problem: problem.slug, cause: problem.cause as Error });
     }
-    const status = problem?.status ?? 500;
-    const body = problem
-      ? {
-          type: `${typeBase}${problem.slug}`,
-          title: problem.title,
-          status,
-          ...(problem.detail !== undefined && { detail: problem.detail }),
-          ...(problem.errors && { errors: problem.errors }),
-          requestId,
-        }
-      : {
-          type: `${typeBase}internal`,
-          title: 'Internal error',
-          status,
-          detail: 'The service failed unexpectedly. Nothing about the fault is shown here; quote the request id when reporting it.',
-          requestId,
-        };
-    request.response = {
-      statusCode: status,
-      headers: {
-        ...problem?.headers,
-        'Content-Type': 'application/problem+json',
-        'Cache-Control': 'no-store',
-        'X-Request-Id': requestId,
-      },
-      body: JSON.stringify(body),
-    };
+    request.response = problemResponse(problem, typeBase, requestId);
   };
 
   return { onError: problemResponsesOnError };
+}
+
+/**
+ * The RFC 9457 response for a problem (undefined: the generic 500). Also used by the local
+ * gateway for its own answers (413, 503 while starting, …), so they have exactly this form.
+ */
+export function problemResponse(problem: HttpProblem | undefined, typeBase: string, requestId: string) {
+  const status = problem?.status ?? 500;
+  const body = problem
+    ? {
+        type: `${typeBase}${problem.slug}`,
+        title: problem.title,
+        status,
+        ...(problem.detail !== undefined && { detail: problem.detail }),
+        ...(problem.errors && { errors: problem.errors }),
+        requestId,
+      }
+    : {
+        type: `${typeBase}internal`,
+        title: 'Internal error',
+        status,
+        detail: 'The service failed unexpectedly. Nothing about the fault is shown here; quote the request id when reporting it.',
+        requestId,
+      };
+  return {
+    statusCode: status,
+    headers: {
+      ...problem?.headers,
+      'Content-Type': 'application/problem+json',
+      'Cache-Control': 'no-store',
+      'X-Request-Id': requestId,
+    } as Record<string, string>,
+    body: JSON.stringify(body),
+  };
 }

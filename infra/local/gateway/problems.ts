@@ -1,0 +1,64 @@
+/**
+ * The gateway's own answers, made of the handler's problem classes and rendered by the handler's
+ * own `problemResponse`, so they cannot drift from the service's form. To a socket (a request the
+ * HTTP parser refused, so there is no response object) the answer is written raw, closing the
+ * connection.
+ */
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, ServerResponse, maxHeaderSize } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { HttpProblem, MethodNotAllowedProblem } from '../../../functions/shared/http/problems';
+import { problemResponse } from '../../../functions/shared/http/middleware/problem-responses';
+import { SEND_METHODS } from '../../../functions/send/route';
+import { writeResult } from './result';
+
+export const gatewayProblems = {
+  badGateway: () => new HttpProblem(502, 'bad-gateway', 'Bad gateway', { detail: 'The local gateway could not complete the request.' }),
+  starting: () =>
+    new HttpProblem(503, 'starting', 'Starting', { detail: 'The local stack is still starting; retry in a moment.', headers: { 'Retry-After': '1' } }),
+  timedOut: (timeoutMs: number) =>
+    new HttpProblem(504, 'gateway-timeout', 'Gateway timeout', { detail: `The function did not answer within ${timeoutMs} ms.` }),
+};
+
+export function sendProblem(to: ServerResponse | Duplex, problem: HttpProblem, typeBase: string): void {
+  const response = problemResponse(problem, typeBase, randomUUID());
+  if (to instanceof ServerResponse) {
+    writeResult(to, response);
+    return;
+  }
+  const head = {
+    Date: new Date().toUTCString(),
+    ...response.headers,
+    'Content-Length': String(Buffer.byteLength(response.body)),
+    Connection: 'close',
+  };
+  const lines = [`HTTP/1.1 ${response.statusCode} ${STATUS_CODES[response.statusCode] ?? 'Error'}`, ...Object.entries(head).map(([name, value]) => `${name}: ${value}`)];
+  to.end(`${lines.join('\r\n')}\r\n\r\n${response.body}`);
+}
+
+/** The llhttp error code (`HPE_…`) of a parse error, if it has one. */
+export function parserCode(error: Error): string | undefined {
+  const code = (error as NodeJS.ErrnoException).code;
+  return typeof code === 'string' && /^HPE_[A-Z_]+$/.test(code) ? code : undefined;
+}
+
+/**
+ * The answer to a request the parser refused, as Node itself would by status (431 for headers
+ * past its limit, else 400), except that an unknown method gets the API's 405: methods are
+ * case-sensitive, so `post` or `FOO` is one.
+ */
+export function unparsedRequestProblem(error: Error): HttpProblem {
+  const code = parserCode(error);
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    return new HttpProblem(431, 'request-header-fields-too-large', 'Request header fields too large', {
+      detail: `The request line and headers together must be at most ${maxHeaderSize} bytes.`,
+    });
+  }
+  if (code === 'HPE_INVALID_METHOD') {
+    return new MethodNotAllowedProblem('The request method', SEND_METHODS, {
+      detail: `The request method is not one this API knows (method names are case-sensitive); use ${SEND_METHODS.join(', ')}.`,
+    });
+  }
+  const why = code ? `is not valid HTTP/1.1 (${code})` : 'could not be read';
+  return new HttpProblem(400, 'malformed-request', 'Malformed HTTP request', { detail: `The request ${why}, so it was not passed on.` });
+}

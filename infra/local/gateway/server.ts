@@ -1,0 +1,135 @@
+/**
+ * The local stand-in for API Gateway: turns each HTTP request into the HTTP API payload v2
+ * event AWS would deliver, calls the Lambda handler with a Lambda-like context, and writes its
+ * result back. Nothing about the service lives here; routing, limits and errors are the handler's.
+ *
+ * The jobs are split by file: reading the body (`read-body.ts`), building the event and context
+ * (`event.ts`), writing results (`result.ts`), the gateway's own problem documents
+ * (`problems.ts`) and answers to requests the HTTP parser refused (`pipelining.ts`).
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { DEFAULTS as SERVICE_DEFAULTS } from '../../../functions/shared/runtime/config';
+import { serveDocs } from '../docs';
+import { lambdaContext, toHttpApiEvent } from './event';
+import { answerUnparsedRequests, trackResponse } from './pipelining';
+import { gatewayProblems, sendProblem } from './problems';
+import { readBody } from './read-body';
+import { sendJson, writeResult } from './result';
+
+export { lambdaContext, toHttpApiEvent } from './event';
+export { writeResult } from './result';
+
+export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2 | undefined | void>;
+
+export interface ApiServerOptions {
+  /** Set once the stack is ready; until then every request answers 503. */
+  handler?: LambdaHandler;
+  /** What `GET /` answers, so tools can wait for readiness. */
+  index?: () => Record<string, unknown>;
+  region?: string;
+  functionName?: string;
+  /** API Gateway's own cap on what it reads, checked while reading; the handler has a smaller one. */
+  maxRequestBytes?: number;
+  /**
+   * The service's body limit (`MAX_BODY_BYTES`), the one a client must keep to: the gateway's
+   * own 413, for bodies past `maxRequestBytes`, states it rather than the gateway's cap.
+   */
+  serviceMaxBodyBytes?: number;
+  /** The integration timeout: the handler's context counts down from it. */
+  timeoutMs?: number;
+  /** Base of the `type` URI of the gateway's own problem documents, as the handler's. */
+  problemTypeBase?: string;
+  /** One line per request: method, path, status, duration. Never headers or bodies. */
+  log?: (line: string) => void;
+}
+
+const DEFAULTS = {
+  region: SERVICE_DEFAULTS.region,
+  functionName: 'email-send-api-send-local',
+  maxRequestBytes: 10 * 1024 * 1024,
+  serviceMaxBodyBytes: SERVICE_DEFAULTS.maxBodyBytes as number,
+  timeoutMs: 29_000,
+  problemTypeBase: SERVICE_DEFAULTS.problemTypeBase,
+} as const;
+
+export interface ApiServer {
+  readonly server: Server;
+  setHandler(handler: LambdaHandler): void;
+}
+
+export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
+  const options = { ...DEFAULTS, ...opts };
+  let handler = options.handler;
+
+  const server = createServer((req, res) => {
+    const started = Date.now();
+    trackResponse(req, res);
+    res.on('finish', () => options.log?.(`${req.method} ${pathOf(req.url)} ${res.statusCode} ${Date.now() - started}ms`));
+    serve(req, res).catch((error: unknown) => {
+      // The connection went while the body was read (the client left, or the parser refused
+      // the rest of the request and answered that itself): no one to answer, nothing to report.
+      if (req.destroyed && (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
+        res.destroy();
+        return;
+      }
+      // Only a fault of this adapter gets here; the handler answers its own errors.
+      options.log?.(`local gateway fault: ${error instanceof Error ? error.message : String(error)}`);
+      if (!res.headersSent) sendProblem(res, gatewayProblems.badGateway(), options.problemTypeBase);
+      else res.destroy();
+    });
+  });
+  answerUnparsedRequests(server, options.problemTypeBase, options.log);
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBody(req, res, options);
+    if (body === undefined) return; // already answered 413
+
+    if (req.method === 'GET' && pathOf(req.url) === '/' && options.index) {
+      sendJson(res, handler ? 200 : 503, { ...options.index(), ready: handler !== undefined });
+      return;
+    }
+    // The API's own documentation: GET /openapi.json and a readable page at GET /docs.
+    if (serveDocs(req, res)) return;
+    if (!handler) {
+      sendProblem(res, gatewayProblems.starting(), options.problemTypeBase);
+      return;
+    }
+    const event = toHttpApiEvent(req, body);
+    const context = lambdaContext(options);
+    const result = await withTimeout(handler(event, context), options.timeoutMs + 1_000);
+    if (result === TIMED_OUT) {
+      sendProblem(res, gatewayProblems.timedOut(options.timeoutMs), options.problemTypeBase);
+      return;
+    }
+    writeResult(res, result);
+  }
+
+  return {
+    server,
+    setHandler(next) {
+      handler = next;
+    },
+  };
+}
+
+function pathOf(url: string | undefined): string {
+  const raw = url ?? '/';
+  const query = raw.indexOf('?');
+  return query === -1 ? raw : raw.slice(0, query);
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
