@@ -285,7 +285,7 @@ describe('request rules (400, 413, 415)', () => {
   });
 });
 
-describe('audit findings', () => {
+describe('ambiguous and hostile bodies: nothing is guessed, nothing partial is sent', () => {
   it('refuses duplicate keys instead of keeping the last one silently, and sends nothing', async () => {
     const raw = `{"OrganizationId":"00000000-0000-4000-8000-000000000000","OrganizationId":"${tenant.organizationId}","Messages":[{"From":"noreply@example.com","To":["first@example.org"],"To":["second@example.org"],"Subject":"s","TextContent":"t"}]}`;
     const result = await send(raw);
