@@ -64,10 +64,7 @@ export class DynamoDbAdminStore {
 
   async getOrganization(organizationId: string): Promise<Organization> {
     const id = requireUuid(organizationId, 'the Organization id');
-    const { Item } = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: itemKey.organization(id), ConsistentRead: true }),
-    );
-    if (!Item) throw new RecordNotFoundError(`no Organization with id ${id}`);
+    const Item = await this.getItem(itemKey.organization(id), `no Organization with id ${id}`);
     return {
       id,
       name: String(Item.name),
@@ -110,10 +107,7 @@ export class DynamoDbAdminStore {
 
   async getUser(userId: string): Promise<User & { keyHash?: string; keyLastFour?: string; keyCreatedAt?: string }> {
     const id = requireUuid(userId, 'the user id');
-    const { Item } = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: itemKey.user(id), ConsistentRead: true }),
-    );
-    if (!Item) throw new RecordNotFoundError(`no user with id ${id}`);
+    const Item = await this.getItem(itemKey.user(id), `no user with id ${id}`);
     return {
       id,
       email: String(Item.email),
@@ -226,38 +220,44 @@ export class DynamoDbAdminStore {
     );
   }
 
+  /** One item, read strongly consistent, or the not-found error with `missing` as its message. */
+  private async getItem(key: Record<string, string>, missing: string): Promise<Record<string, unknown>> {
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
+    if (!Item) throw new RecordNotFoundError(missing);
+    return Item;
+  }
+
   private async addToSet(org: string, attribute: 'members' | 'senders', value: string): Promise<void> {
-    await conditionally(
-      () =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: itemKey.organization(org),
-            UpdateExpression: `ADD ${attribute} :value`,
-            ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeValues: { ':value': new Set([value]) },
-          }),
-        ),
-      (cause) => new RecordNotFoundError(`no Organization with id ${org}`, { cause }),
-    );
+    await this.changeSet(org, attribute, 'ADD', value, async (cause) => new RecordNotFoundError(`no Organization with id ${org}`, { cause }));
   }
 
   private async removeFromSet(org: string, attribute: 'members' | 'senders', value: string, notThere: string): Promise<void> {
+    await this.changeSet(org, attribute, 'DELETE', value, async (cause) => {
+      await this.getOrganization(org); // a missing Organization is the better message
+      return new RecordNotFoundError(notThere, { cause });
+    });
+  }
+
+  /** Adds a value to, or deletes it from, a set on the Organization item; conditional on the item (and, to delete, the value) being there. */
+  private async changeSet(
+    org: string,
+    attribute: 'members' | 'senders',
+    change: 'ADD' | 'DELETE',
+    value: string,
+    refusal: (cause: Error) => Promise<Error>,
+  ): Promise<void> {
     await conditionally(
       () =>
         this.client.send(
           new UpdateCommand({
             TableName: this.tableName,
             Key: itemKey.organization(org),
-            UpdateExpression: `DELETE ${attribute} :value`,
-            ConditionExpression: `attribute_exists(pk) AND contains(${attribute}, :one)`,
-            ExpressionAttributeValues: { ':value': new Set([value]), ':one': value },
+            UpdateExpression: `${change} ${attribute} :value`,
+            ConditionExpression: change === 'ADD' ? 'attribute_exists(pk)' : `attribute_exists(pk) AND contains(${attribute}, :one)`,
+            ExpressionAttributeValues: { ':value': new Set([value]), ...(change === 'DELETE' && { ':one': value }) },
           }),
         ),
-      async (cause) => {
-        await this.getOrganization(org); // a missing Organization is the better message
-        return new RecordNotFoundError(notThere, { cause });
-      },
+      refusal,
     );
   }
 }

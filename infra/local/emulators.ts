@@ -11,6 +11,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import * as sesLocal from 'aws-ses-v2-local';
 import { TABLE_SCHEMA } from '../../functions/shared/store/table';
+import { LOOPBACK } from './settings';
 
 export interface RunningService {
   readonly endpoint: string;
@@ -18,16 +19,17 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-const LOOPBACK = '127.0.0.1';
 
-function closeServer(server: Server): Promise<void> {
+/** Closes a server and every connection it still holds. */
+export function closeServer(server: Server): Promise<void> {
   return new Promise((resolve, reject) => {
     server.closeAllConnections?.();
     server.close((error) => (error ? reject(error) : resolve()));
   });
 }
 
-function listening(server: Server, port: number): Promise<number> {
+/** Listens on 127.0.0.1 (port 0: a free one) and resolves with the port. */
+export function listening(server: Server, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, LOOPBACK, () => {

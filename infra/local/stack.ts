@@ -5,8 +5,6 @@
  */
 import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { loadConfig } from '../../functions/shared/runtime/config';
@@ -14,7 +12,7 @@ import { createDependencies } from '../../functions/send/dependencies';
 import { createHandler } from '../../functions/send/handler';
 import { SEND_PATH } from '../../functions/send/route';
 import { DynamoDbAdminStore } from '../admin/admin-store';
-import { ensureTable, startDynamoDb, startSesEmulator } from './emulators';
+import { closeServer, ensureTable, listening, startDynamoDb, startSesEmulator } from './emulators';
 import type { RunningService } from './emulators';
 import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
 import type { DemoState, DemoTenant } from './seed';
@@ -114,23 +112,6 @@ async function claimPort<T>(port: number, variable: PortVariable, start: () => P
   }
 }
 
-function listen(server: Server, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, LOOPBACK, () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
-}
-
 /** A path as the operator would type it: relative when under the current folder. */
 export function displayPath(path: string): string {
   const rel = relative(process.cwd(), path);
@@ -198,7 +179,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // local operator expects `key revoke` to bite at once, so the auth cache is off unless asked for.
     const serviceConfig = loadConfig({ AUTH_CACHE_SECONDS: '0', ...process.env, ...options.serviceEnv, TABLE_NAME: tableName, AWS_REGION: region });
     const api = createApiServer({ region, index: () => index, log, serviceMaxBodyBytes: serviceConfig.maxBodyBytes, problemTypeBase: serviceConfig.problemTypeBase });
-    const apiPort = await claimPort(options.port ?? DEFAULT_PORTS.PORT, 'PORT', () => listen(api.server, options.port ?? DEFAULT_PORTS.PORT));
+    const apiPort = await claimPort(options.port ?? DEFAULT_PORTS.PORT, 'PORT', () => listening(api.server, options.port ?? DEFAULT_PORTS.PORT));
     cleanups.push(() => closeServer(api.server));
     const apiUrl = `http://${LOOPBACK}:${apiPort}`;
 
