@@ -58,11 +58,13 @@ function problemTypesInCode(): { status: number; slug: string; from: string }[] 
   const fromErrors = [...errors.matchAll(/super\(\s*(\d{3}),\s*'([a-z-]+)'/g)].map(([, status, slug]) => ({ status: Number(status), slug: slug!, from: 'errors.ts' }));
   // One super(status, slug, …) call per HttpProblem subclass, or this scan has missed one.
   expect(fromErrors).toHaveLength([...errors.matchAll(/extends HttpProblem\b/g)].length);
-  const generic = source('functions/shared/middleware/problem-responses.ts');
+  const generic = source('functions/shared/http/middleware/problem-responses.ts');
   const fromMiddleware = [...generic.matchAll(/typeBase\}([a-z-]+)`/g)].map(([, slug]) => ({ status: 500, slug: slug!, from: 'problem-responses.ts' }));
   expect(fromMiddleware.map((p) => p.slug)).toEqual(['internal']);
-  const gateway = source('infra/local/server.ts');
-  const fromGateway = [...gateway.matchAll(/sendProblem\([^,]+,[^,]+,\s*(\d{3}),\s*'([a-z-]+)'/g)].map(([, status, slug]) => ({ status: Number(status), slug: slug!, from: 'local server.ts' }));
+  const gateway = source('infra/local/gateway/problems.ts');
+  const fromGateway = [...gateway.matchAll(/new HttpProblem\(\s*(\d{3}),\s*'([a-z-]+)'/g)].map(([, status, slug]) => ({ status: Number(status), slug: slug!, from: 'local gateway' }));
+  // Every problem the gateway makes is one of these, or one of the handler's own classes.
+  expect(fromGateway.length).toBe([...gateway.matchAll(/new HttpProblem\(/g)].length);
   return [...fromErrors, ...fromMiddleware, ...fromGateway];
 }
 
