@@ -11,7 +11,9 @@ import { createLogger, createMetrics } from '../shared/runtime/observability';
 import { CachedAccessStore } from '../shared/store/cached-access-store';
 import { DynamoDbAccessStore } from '../shared/store/dynamodb-access-store';
 import { DynamoDbIdempotencyStore } from '../shared/store/dynamodb-idempotency-store';
+import { DynamoDbSendBudget } from '../shared/store/dynamodb-send-budget';
 import type { AccessStore } from '../shared/store/ports';
+import { Pacer } from './pacing';
 import type { SendDependencies } from './send-request';
 
 /** Built once per function instance (or local stack), never per request. */
@@ -19,11 +21,13 @@ export function createDependencies(config: Config, clients: ClientOptions = {}):
   const dynamoDb = createDynamoDbClient(config, clients);
   const store = new DynamoDbAccessStore(dynamoDb, config.tableName);
   const access: AccessStore = config.authCacheSeconds > 0 ? new CachedAccessStore(store, { ttlSeconds: config.authCacheSeconds }) : store;
+  const mailer = new SesMailer(createSesClient(config, clients), config.sesConfigurationSet);
   return {
     config,
     access,
     idempotency: new DynamoDbIdempotencyStore(dynamoDb, config.tableName),
-    mailer: new SesMailer(createSesClient(config, clients), config.sesConfigurationSet),
+    mailer,
+    pacer: new Pacer({ budget: new DynamoDbSendBudget(dynamoDb, config.tableName), quota: mailer, maxSendRate: config.sesMaxSendRate, now: Date.now }),
     logger: createLogger(),
     metrics: createMetrics(),
     now: Date.now,

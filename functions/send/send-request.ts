@@ -15,6 +15,7 @@ import type { IdempotentSession } from './idempotency';
 import { beginIdempotent, readIdempotencyKey } from './idempotency';
 import { recordResults, timedMailer } from './metrics';
 import { decideOutcome } from './outcome';
+import type { Pacer } from './pacing';
 import type { MessageResult } from './sending';
 import { sendMessages } from './sending';
 import type { ValidMessage } from './validation';
@@ -25,6 +26,8 @@ export interface SendDependencies {
   readonly access: AccessStore;
   readonly idempotency: IdempotencyStore;
   readonly mailer: Mailer;
+  /** Spends the account's send rate (one per instance, it keeps the rate it read). */
+  readonly pacer: Pacer;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly now: () => number;
@@ -76,7 +79,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     ({ session, known } = began);
   }
 
-  const fresh = await sendMessages(
+  const sending = await sendMessages(
     request.messages.filter((message) => !known.has(message.index)),
     {
       organizationId: request.organizationId,
@@ -84,12 +87,14 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
       concurrency: deps.config.sendConcurrency,
       deadline: input.deadline,
       now: deps.now,
+      pacer: deps.pacer,
       ...(session && checkpointHooks(session, deps.logger, input.requestId)),
     },
   );
-  const byIndex = new Map([...known, ...fresh.map((result) => [result.Index, result] as const)]);
+  const byIndex = new Map([...known, ...sending.results.map((result) => [result.Index, result] as const)]);
   const results = request.messages.map((message) => byIndex.get(message.index) as MessageResult);
-  const outcome = decideOutcome(results);
+  const roomIn = sending.retryAt === undefined ? undefined : Math.max(1, Math.ceil((sending.retryAt - deps.now()) / 1_000));
+  const outcome = decideOutcome(results, roomIn);
   const response: StoredResponse = {
     statusCode: outcome.statusCode,
     headers: responseHeaders(input.requestId, outcome.headers),

@@ -1,13 +1,16 @@
 /**
  * Sending (CONTRACT section 7): the messages of a request go to the mailer concurrently through
- * a bounded pool; each is checked for expiry when its turn comes; throttling and transient SES
- * faults are retried with exponential backoff and full jitter while the deadline allows. A
- * message that cannot be sent in time is reported `Failed`, retryable: never silently dropped.
+ * a bounded pool, each at the turn the pacer gave it within the account's send rate; each is
+ * checked for expiry when its turn comes. A message whose turn would come after the deadline is
+ * reported `Failed: Throttled` without being tried. Throttling that still happens is retried at a
+ * new turn, and transient SES faults with exponential backoff and full jitter, while the deadline
+ * allows. Nothing is silently dropped.
  */
 import type { FailureCode, Mailer, OutgoingEmail } from '../shared/mail/ports';
 import { FAILURE_CODES, SendFailure } from '../shared/mail/ports';
 import { mapWithConcurrency } from '../shared/runtime/pool';
 import { hasExpired } from './expiry';
+import type { Pacer } from './pacing';
 import type { ValidMessage } from './validation';
 
 export type MessageResult =
@@ -25,6 +28,8 @@ export interface SendOptions {
   readonly concurrency: number;
   /** Epoch milliseconds by which every attempt must have finished. */
   readonly deadline: number;
+  /** Spends the account's send rate; without one, every message goes at once. */
+  readonly pacer?: Pacer;
   readonly now: () => number;
   readonly maxAttempts?: number;
   readonly backoffBaseMs?: number;
@@ -36,14 +41,30 @@ export interface SendOptions {
   readonly onResult?: (result: MessageResult) => void | Promise<void>;
 }
 
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-export function failed(index: number, code: FailureCode): MessageResult {
-  const { message, retryable } = FAILURE_CODES[code];
-  return { Index: index, Status: 'Failed', Error: { Code: code, Message: message, Retryable: retryable } };
+/** What a request's sending came to: one result per message, and when to retry what did not fit. */
+export interface SendOutcome {
+  readonly results: MessageResult[];
+  /** Epoch ms when the send-rate budget has room again, if some message did not get a turn. */
+  readonly retryAt: number | undefined;
 }
 
-async function sendOne(message: ValidMessage, options: SendOptions): Promise<MessageResult> {
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Time kept for the SES call itself: the last turn a message may get is this long before the deadline. */
+const CALL_ALLOWANCE_MS = 500;
+
+const NO_TURN = 'The account\'s send rate is booked up to this request\'s deadline, so this message was not tried; retry after Retry-After.';
+
+export function failed(index: number, code: FailureCode, message: string = FAILURE_CODES[code].message): MessageResult {
+  return { Index: index, Status: 'Failed', Error: { Code: code, Message: message, Retryable: FAILURE_CODES[code].retryable } };
+}
+
+/** Recipients of a message, as SES counts them against the send rate. */
+export function recipientsOf(message: ValidMessage): number {
+  return message.to.length + message.cc.length + message.bcc.length;
+}
+
+async function sendOne(message: ValidMessage, turn: number, options: SendOptions, retryAt: (at: number) => void): Promise<MessageResult> {
   const { mailer, now, deadline } = options;
   const maxAttempts = options.maxAttempts ?? 5;
   const base = options.backoffBaseMs ?? 50;
@@ -53,6 +74,7 @@ async function sendOne(message: ValidMessage, options: SendOptions): Promise<Mes
   const { index: _index, from, expiresAt: _expiresAt, ...content } = message;
   const email: OutgoingEmail = { ...content, organizationId: options.organizationId, from: from.ascii };
 
+  if (turn > now()) await sleep(turn - now());
   for (let attempt = 1; ; attempt++) {
     if (hasExpired(message.expiresAt, now())) return { Index: message.index, Status: 'Expired' };
     const remaining = deadline - now();
@@ -71,6 +93,18 @@ async function sendOne(message: ValidMessage, options: SendOptions): Promise<Mes
       return { Index: message.index, Status: 'Sent', MessageId: messageId };
     } catch (error) {
       const code = error instanceof SendFailure ? error.code : 'SendFailed';
+      if (code === 'Throttled' && options.pacer && attempt < maxAttempts) {
+        // SES throttled despite the plan: slow down, and try again at a new turn of the budget.
+        options.pacer.throttled();
+        const again = await options.pacer.plan([recipientsOf(message)], deadline - CALL_ALLOWANCE_MS).catch(() => undefined);
+        const next = again?.sendAt[0];
+        if (next === undefined) {
+          if (again?.retryAt !== undefined) retryAt(again.retryAt);
+          return failed(message.index, code);
+        }
+        if (next > now()) await sleep(next - now());
+        continue;
+      }
       const delay = Math.random() * Math.min(cap, base * 2 ** (attempt - 1));
       const canRetry = FAILURE_CODES[code].retry && attempt < maxAttempts && now() + delay < deadline;
       if (!canRetry) return failed(message.index, code);
@@ -80,10 +114,17 @@ async function sendOne(message: ValidMessage, options: SendOptions): Promise<Mes
 }
 
 /** Sends every message and returns one result per message, in request order. */
-export async function sendMessages(messages: readonly ValidMessage[], options: SendOptions): Promise<MessageResult[]> {
-  return mapWithConcurrency(messages, options.concurrency, async (message) => {
-    const result = await sendOne(message, options);
+export async function sendMessages(messages: readonly ValidMessage[], options: SendOptions): Promise<SendOutcome> {
+  const plan = options.pacer
+    ? await options.pacer.plan(messages.map(recipientsOf), options.deadline - CALL_ALLOWANCE_MS)
+    : { sendAt: messages.map(() => options.now()), retryAt: undefined };
+  let retryAt = plan.retryAt;
+  const later = (at: number) => (retryAt = Math.max(retryAt ?? at, at));
+  const results = await mapWithConcurrency(messages, options.concurrency, async (message, i) => {
+    const turn = plan.sendAt[i];
+    const result = turn === undefined ? failed(message.index, 'Throttled', NO_TURN) : await sendOne(message, turn, options, later);
     await options.onResult?.(result);
     return result;
   });
+  return { results, retryAt };
 }

@@ -44,6 +44,11 @@ export function endpointFrom(env: Env, name: 'DYNAMODB_ENDPOINT' | 'SES_ENDPOINT
   return readOne(env, (read) => read.endpoint(name));
 }
 
+/** SES_MAX_SEND_RATE, the rate the local stack enforces in front of its SES emulator (none when unset). */
+export function maxSendRateFrom(env: Env): number | undefined {
+  return readOne(env, (read) => read.decimal('SES_MAX_SEND_RATE', 0.1, 100_000));
+}
+
 export function localTableName(env: Env): string {
   return readOne(env, (read) => read.text('TABLE_NAME', LOCAL_TABLE_NAME));
 }

@@ -12,7 +12,8 @@ import { createDependencies } from '../../functions/send/dependencies';
 import { createHandler } from '../../functions/send/handler';
 import { SEND_PATH } from '../../functions/send/route';
 import { DynamoDbAdminStore } from '../admin/admin-store';
-import { closeServer, ensureTable, listening, startDynamoDb, startSesEmulator } from './emulators';
+import { closeServer, ensureTable, listening, startDynamoDb } from './emulators';
+import { startLocalSes } from './ses-rate-gate';
 import type { RunningService } from './emulators';
 import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
 import type { DemoState, DemoTenant } from './seed';
@@ -20,7 +21,7 @@ import { curlCommand, ensureDemo } from './seed';
 import type { LambdaHandler } from './gateway/server';
 import { createApiServer } from './gateway/server';
 import type { PortVariable } from './settings';
-import { DEFAULT_DATA_DIR, DEFAULT_PORTS, LOCAL_TABLE_NAME, LOOPBACK, endpointFrom, localTableName, portFrom, regionFrom, placeholderCredentials } from './settings';
+import { DEFAULT_DATA_DIR, DEFAULT_PORTS, LOCAL_TABLE_NAME, LOOPBACK, endpointFrom, localTableName, maxSendRateFrom, portFrom, regionFrom, placeholderCredentials } from './settings';
 
 export interface LocalStackOptions {
   /** API port; 0 picks a free one. Defaults: 3000, 8000, 8005. */
@@ -34,6 +35,8 @@ export interface LocalStackOptions {
   /** Use this DynamoDB / SES instead of starting an emulator. */
   readonly dynamodbEndpoint?: string;
   readonly sesEndpoint?: string;
+  /** Enforce this send rate (recipients/s) in front of the embedded SES emulator, as SES does. */
+  readonly sesMaxSendRate?: number | undefined;
   readonly tableName?: string;
   readonly region?: string;
   /** Service settings for the handler (MAX_MESSAGES, AUTH_CACHE_SECONDS, ...), as in Lambda. */
@@ -92,6 +95,7 @@ export function optionsFromEnv(env: Readonly<Record<string, string | undefined>>
     ...(env.LOCAL_DATA_DIR?.trim() && { dataDir: env.LOCAL_DATA_DIR.trim() }),
     dynamodbEndpoint: endpointFrom(env, 'DYNAMODB_ENDPOINT'),
     sesEndpoint: endpointFrom(env, 'SES_ENDPOINT'),
+    sesMaxSendRate: maxSendRateFrom(env),
     tableName: localTableName(env),
     region: regionFrom(env),
   };
@@ -210,11 +214,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       log(`SES       ${sesUrl} (SES_ENDPOINT)`);
     } else {
       const port = options.sesPort ?? DEFAULT_PORTS.SES_PORT;
-      const ses = await claimPort(port, 'SES_PORT', () => startSesEmulator({ port }));
+      const ses = await claimPort(port, 'SES_PORT', () => startLocalSes({ port, maxSendRate: options.sesMaxSendRate }));
       cleanups.push(() => ses.close());
       sesUrl = ses.endpoint;
       viewerUrl = `${ses.endpoint}/`;
-      log(`SES       ${sesUrl} (aws-ses-v2-local, viewer at ${viewerUrl})`);
+      log(`SES       ${sesUrl} (${ses.description})`);
     }
 
     const credentials = placeholderCredentials(process.env, [dynamodbEndpoint, sesUrl]);

@@ -45,7 +45,7 @@ describe('sendMessages', () => {
       await new Promise((resolve) => setTimeout(resolve, (10 - index) * 3));
       return `id-${index}`;
     });
-    const results = await sendMessages(Array.from({ length: 10 }, (_, i) => message(i)), { ...base, mailer, deadline: Date.now() + 5_000, now: Date.now });
+    const { results } = await sendMessages(Array.from({ length: 10 }, (_, i) => message(i)), { ...base, mailer, deadline: Date.now() + 5_000, now: Date.now });
     expect(results).toEqual(Array.from({ length: 10 }, (_, i) => ({ Index: i, Status: 'Sent', MessageId: `id-${i}` })));
   });
 
@@ -68,7 +68,7 @@ describe('sendMessages', () => {
       if (attempt < 3) throw new SendFailure('Throttled');
       return 'id-after-retries';
     });
-    const results = await sendMessages([message(0)], { ...base, mailer, deadline: clock.now() + 10_000, now: clock.now, sleep: clock.sleep });
+    const { results } = await sendMessages([message(0)], { ...base, mailer, deadline: clock.now() + 10_000, now: clock.now, sleep: clock.sleep });
     expect(results).toEqual([{ Index: 0, Status: 'Sent', MessageId: 'id-after-retries' }]);
     expect(mailer.calls).toHaveLength(3);
   });
@@ -78,7 +78,7 @@ describe('sendMessages', () => {
     const mailer = scriptedMailer(async () => {
       throw new SendFailure('Throttled');
     });
-    const results = await sendMessages([message(0)], { ...base, mailer, deadline: clock.now() + 60_000, now: clock.now, sleep: clock.sleep });
+    const { results } = await sendMessages([message(0)], { ...base, mailer, deadline: clock.now() + 60_000, now: clock.now, sleep: clock.sleep });
     expect(results[0]).toMatchObject({ Status: 'Failed', Error: { Code: 'Throttled', Retryable: true } });
     expect(mailer.calls).toHaveLength(5);
   });
@@ -89,7 +89,7 @@ describe('sendMessages', () => {
       clock.advance(400);
       throw new SendFailure('Throttled');
     });
-    const results = await sendMessages([message(0)], { ...base, mailer, deadline: clock.now() + 500, now: clock.now, sleep: clock.sleep });
+    const { results } = await sendMessages([message(0)], { ...base, mailer, deadline: clock.now() + 500, now: clock.now, sleep: clock.sleep });
     expect(results[0]).toMatchObject({ Status: 'Failed', Error: { Code: 'Throttled', Retryable: true } });
     expect(mailer.calls.length).toBeLessThanOrEqual(2);
   });
@@ -99,7 +99,7 @@ describe('sendMessages', () => {
       const mailer = scriptedMailer(async () => {
         throw new SendFailure(code);
       });
-      const [result] = await sendMessages([message(0)], { ...base, mailer, deadline: Date.now() + 5_000, now: Date.now });
+      const [result] = (await sendMessages([message(0)], { ...base, mailer, deadline: Date.now() + 5_000, now: Date.now })).results;
       expect(result).toMatchObject({ Status: 'Failed', Error: { Code: code } });
       expect(mailer.calls).toHaveLength(1);
     }
@@ -111,7 +111,7 @@ describe('sendMessages', () => {
       clock.advance(600);
       return 'id';
     });
-    const results = await sendMessages([message(0), message(1), message(2)], { ...base, concurrency: 1, mailer, deadline: clock.now() + 1_000, now: clock.now });
+    const { results } = await sendMessages([message(0), message(1), message(2)], { ...base, concurrency: 1, mailer, deadline: clock.now() + 1_000, now: clock.now });
     expect(results.map((r) => r.Status)).toEqual(['Sent', 'Sent', 'Failed']);
     expect(results[2]).toMatchObject({ Error: { Code: 'DeadlineExceeded', Retryable: true } });
     expect(mailer.calls).toHaveLength(2);
@@ -124,7 +124,7 @@ describe('sendMessages', () => {
       return 'id';
     });
     const expiresAt = clock.now() + 1_000;
-    const results = await sendMessages([message(0), message(1, { expiresAt })], { ...base, concurrency: 1, mailer, deadline: clock.now() + 10_000, now: clock.now });
+    const { results } = await sendMessages([message(0), message(1, { expiresAt })], { ...base, concurrency: 1, mailer, deadline: clock.now() + 10_000, now: clock.now });
     expect(results.map((r) => r.Status)).toEqual(['Sent', 'Expired']);
     expect(mailer.calls).toHaveLength(1);
   });

@@ -20,6 +20,12 @@ export interface Mailer {
   send(email: OutgoingEmail, signal?: AbortSignal): Promise<SendReceipt>;
 }
 
+/** What the account may send: SES's `GetAccount` → `SendQuota.MaxSendRate`. */
+export interface SendQuota {
+  /** Recipients per second; undefined when the endpoint cannot say (no limit is then known). */
+  maxSendRate(signal?: AbortSignal): Promise<number | undefined>;
+}
+
 /**
  * Stable failure codes reported to clients. Never raw SDK text: the code and a fixed message.
  * `throttling` codes make a request 429 when nothing was sent; `retry` codes are retried inside

@@ -1,6 +1,7 @@
 import {
   AccountSuspendedException,
   BadRequestException,
+  GetAccountCommand,
   LimitExceededException,
   MailFromDomainNotVerifiedException,
   MessageRejected,
@@ -12,7 +13,7 @@ import {
 } from '@aws-sdk/client-sesv2';
 import type { SESv2Client } from '@aws-sdk/client-sesv2';
 import { networkFailure } from '../runtime/network-errors';
-import type { FailureCode, Mailer, OutgoingEmail, SendReceipt } from './ports';
+import type { FailureCode, Mailer, OutgoingEmail, SendQuota, SendReceipt } from './ports';
 import { SendFailure } from './ports';
 import { toSendEmailInput } from './ses-message';
 
@@ -42,7 +43,7 @@ export function classifySesError(error: unknown): FailureCode {
 }
 
 /** Sends through Amazon SES v2 and reports failures as `SendFailure` with a stable code. */
-export class SesMailer implements Mailer {
+export class SesMailer implements Mailer, SendQuota {
   constructor(
     private readonly client: SESv2Client,
     private readonly configurationSetName?: string,
@@ -58,6 +59,22 @@ export class SesMailer implements Mailer {
     } catch (error) {
       if (error instanceof SendFailure) throw error;
       throw new SendFailure(classifySesError(error), { cause: error });
+    }
+  }
+
+  /**
+   * The account's MaxSendRate. An endpoint that answers but cannot say (an emulator without an
+   * account, a client error such as a missing permission) means no known limit; a fault (network,
+   * 5xx) is thrown, so the caller keeps what it knew.
+   */
+  async maxSendRate(signal?: AbortSignal): Promise<number | undefined> {
+    try {
+      const account = await this.client.send(new GetAccountCommand({}), { ...(signal && { abortSignal: signal }) });
+      const rate = account.SendQuota?.MaxSendRate;
+      return typeof rate === 'number' && rate > 0 ? rate : undefined;
+    } catch (error) {
+      if (error instanceof SESv2ServiceException && error.$fault === 'client' && classifySesError(error) !== 'Throttled') return undefined;
+      throw error;
     }
   }
 }

@@ -21,6 +21,11 @@ export interface Config {
   readonly sendConcurrency: number;
   /** 0 turns the auth cache off. */
   readonly authCacheSeconds: number;
+  /**
+   * The account's maximum send rate (recipients per second) when set; otherwise it is read from
+   * SES (`GetAccount`), and an endpoint that cannot say means no limit.
+   */
+  readonly sesMaxSendRate: number | undefined;
   /** How long SES throttling may be retried when the runtime gives no deadline (the local stack). */
   readonly sendDeadlineMs: number;
   /** Base of the `type` URI of problem documents. */
@@ -68,6 +73,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxBodyBytes: read.integer('MAX_BODY_BYTES', DEFAULTS.maxBodyBytes, 1024, 6 * 1024 * 1024),
     sendConcurrency: read.integer('SEND_CONCURRENCY', DEFAULTS.sendConcurrency, 1, 256),
     authCacheSeconds: read.integer('AUTH_CACHE_SECONDS', DEFAULTS.authCacheSeconds, 0, 60),
+    sesMaxSendRate: read.decimal('SES_MAX_SEND_RATE', 0.1, 100_000),
     sendDeadlineMs: read.integer('SEND_DEADLINE_MS', DEFAULTS.sendDeadlineMs, 100, 900_000),
     problemTypeBase: problemTypeBase ?? DEFAULTS.problemTypeBase,
   };

@@ -46,6 +46,15 @@ export class SettingsReader {
     return n;
   }
 
+  /** A positive decimal number, or undefined when unset. */
+  decimal(name: string, min: number, max: number): number | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+(\.\d+)?$/.test(value) ? Number(value) : NaN;
+    if (!Number.isFinite(n) || n < min || n > max) return this.refuse(name, `must be a number from ${min} to ${max}`, value, undefined);
+    return n;
+  }
+
   boolean(name: string, fallback: boolean): boolean {
     const value = this.raw(name);
     if (value === undefined) return fallback;

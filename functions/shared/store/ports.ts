@@ -2,6 +2,7 @@
  * What the send logic needs from storage, and nothing more. DynamoDB implements it
  * (`DynamoDbAccessStore`); a cache decorates it (`CachedAccessStore`).
  */
+import type { Pace } from '../domain/send-pace';
 
 /** The user a key hash belongs to. */
 export interface KeyRecord {
@@ -67,4 +68,18 @@ export interface IdempotencyStore {
   checkpoints(scope: string, claimId: string): Promise<Checkpoint[]>;
   checkpoint(scope: string, claimId: string, checkpoint: Checkpoint, expiresAt: number): Promise<void>;
   complete(scope: string, claimId: string, response: StoredResponse): Promise<void>;
+}
+
+/** Recipients reserved from the account's send rate (see domain/send-pace.ts). */
+export interface Reservation {
+  /** The TAT the reservation starts from; with no units, the bucket's TAT (when it has room: `nextFreeAt`). */
+  readonly start: number;
+  /** How many of the units asked for were reserved (those that can all be sent by the time given). */
+  readonly units: number;
+}
+
+/** The account's send-rate budget, shared by every request on every function instance. */
+export interface SendBudget {
+  /** Reserves up to `units` recipients, keeping only those that can be sent by `lastSendAt` (epoch ms). */
+  reserve(units: number, pace: Pace, now: number, lastSendAt: number): Promise<Reservation>;
 }

@@ -8,6 +8,7 @@
  * | user                | USER#<userId>        | USER    | email, keyHash?, keyLastFour?, keyCreatedAt?    |
  * | user e-mail (unique)| EMAIL#<lower email>  | EMAIL   | userId                                          |
  * | Organization        | ORG#<orgId>          | ORG     | name, members (string set), senders (string set)|
+ * | send-rate budget    | BUDGET#ses-send-rate | BUDGET  | tat (epoch ms), expiresAt                       |
  */
 export const TABLE_SCHEMA = {
   partitionKey: 'pk',
@@ -21,4 +22,8 @@ export const itemKey = {
   user: (userId: string) => ({ pk: `USER#${userId}`, sk: 'USER' }),
   email: (email: string) => ({ pk: `EMAIL#${email.toLowerCase()}`, sk: 'EMAIL' }),
   organization: (organizationId: string) => ({ pk: `ORG#${organizationId.toLowerCase()}`, sk: 'ORG' }),
+  sendBudget: () => ({ pk: 'BUDGET#ses-send-rate', sk: 'BUDGET' }),
 };
+
+/** Partition prefixes the send function may write, for its IAM `dynamodb:LeadingKeys` conditions. */
+export const SEND_FUNCTION_PARTITIONS = { idempotency: 'IDEM#', sendBudget: 'BUDGET#' } as const;

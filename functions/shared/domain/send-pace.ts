@@ -1,0 +1,51 @@
+/**
+ * The account's send rate as a schedule (CONTRACT section 7), by the generic cell rate algorithm
+ * in its "virtual scheduling" form: the whole budget is one number, the theoretical arrival time
+ * (TAT) of the next recipient. A recipient may go at `TAT - tolerance`; each one pushes TAT on by
+ * one interval. So an idle account lets a burst of `burst` recipients go at once, and from then
+ * on one every `intervalMs`: exactly what a token bucket of `burst` tokens refilled at `rate` per
+ * second allows, but kept as a single value that one conditional write can move.
+ *
+ * A unit is one recipient, as SES counts them: a message to 3 recipients costs 3.
+ */
+
+export interface Pace {
+  /** Milliseconds between two recipients at the full rate. */
+  readonly intervalMs: number;
+  /** How many recipients an idle account may send at once: one second's worth, at least one. */
+  readonly burst: number;
+}
+
+export function paceFor(ratePerSecond: number): Pace {
+  return { intervalMs: 1_000 / ratePerSecond, burst: Math.max(1, Math.floor(ratePerSecond)) };
+}
+
+/** How far ahead of TAT a recipient may go: what makes the burst. */
+export function tolerance(pace: Pace): number {
+  return (pace.burst - 1) * pace.intervalMs;
+}
+
+/** When unit `k` of a reservation that starts at `start` (the TAT it found) may be sent. */
+export function unitSendTime(start: number, k: number, pace: Pace, now: number): number {
+  return Math.max(now, start + k * pace.intervalMs - tolerance(pace));
+}
+
+/**
+ * How many units, reserved from a bucket whose TAT is `tat`, can all be sent by `lastSendAt`
+ * (0 when not even one can).
+ */
+export function unitsThatFit(tat: number, now: number, lastSendAt: number, pace: Pace): number {
+  const start = Math.max(tat, now);
+  const fit = Math.floor((lastSendAt + tolerance(pace) - start) / pace.intervalMs) + 1;
+  return Math.max(0, fit);
+}
+
+/** The highest TAT from which `units` units can all still be sent by `lastSendAt`. */
+export function latestStartFor(units: number, lastSendAt: number, pace: Pace): number {
+  return lastSendAt + tolerance(pace) - (units - 1) * pace.intervalMs;
+}
+
+/** When a bucket at `tat` has room for the next recipient. */
+export function nextFreeAt(tat: number, pace: Pace): number {
+  return tat - tolerance(pace);
+}
