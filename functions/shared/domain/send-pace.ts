@@ -12,17 +12,25 @@
 export interface Pace {
   /** Milliseconds between two recipients at the full rate. */
   readonly intervalMs: number;
-  /** How many recipients an idle account may send at once: one second's worth, at least one. */
-  readonly burst: number;
+  /** How far ahead of TAT a recipient may go: what lets an idle account send a burst. */
+  readonly toleranceMs: number;
 }
+
+/**
+ * Kept back from the burst SES allows (one second's worth): calls leave a little later than
+ * their turn (event loop, connection pool), and a burst that ends late followed by a call on
+ * time would look like two calls too close together. 100 ms of slack absorbs that jitter.
+ */
+export const SLACK_MS = 100;
 
 export function paceFor(ratePerSecond: number): Pace {
-  return { intervalMs: 1_000 / ratePerSecond, burst: Math.max(1, Math.floor(ratePerSecond)) };
+  const intervalMs = 1_000 / ratePerSecond;
+  const burst = Math.max(1, Math.floor(ratePerSecond));
+  return { intervalMs, toleranceMs: Math.max(0, (burst - 1) * intervalMs - SLACK_MS) };
 }
 
-/** How far ahead of TAT a recipient may go: what makes the burst. */
-export function tolerance(pace: Pace): number {
-  return (pace.burst - 1) * pace.intervalMs;
+function tolerance(pace: Pace): number {
+  return pace.toleranceMs;
 }
 
 /** When unit `k` of a reservation that starts at `start` (the TAT it found) may be sent. */
