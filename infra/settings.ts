@@ -42,6 +42,8 @@ export const SERVICE_CONTEXT_KEYS = {
   authCacheSeconds: 'AUTH_CACHE_SECONDS',
   sendDeadlineMs: 'SEND_DEADLINE_MS',
   problemTypeBase: 'PROBLEM_TYPE_BASE',
+  // Unset: the function reads the account's rate from SES (GetAccount).
+  sesMaxSendRate: 'SES_MAX_SEND_RATE',
 } as const;
 
 export interface StackSettings {

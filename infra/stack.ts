@@ -22,7 +22,7 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { TABLE_SCHEMA } from '../functions/shared/store/table';
+import { SEND_FUNCTION_PARTITIONS, TABLE_SCHEMA } from '../functions/shared/store/table';
 import { LOCK_FILE, REPO_ROOT, SEND_BUNDLING, SEND_ENTRY, SEND_RUNTIME } from './send-bundle';
 import { readSettings } from './settings';
 import { SEND_PATH } from '../functions/send/route';
@@ -100,7 +100,26 @@ export class EmailSendApiStack extends Stack {
         // Organization item.
         actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
         resources: [this.table.tableArn],
-        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['IDEM#*'] } },
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${SEND_FUNCTION_PARTITIONS.idempotency}*`] } },
+      }),
+    );
+    role.addToPolicy(
+      new PolicyStatement({
+        sid: 'SendRateBudget',
+        // The account's send-rate budget, shared by every instance: one item, read and moved on
+        // with conditional writes, in the BUDGET# partition only.
+        actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+        resources: [this.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${SEND_FUNCTION_PARTITIONS.sendBudget}*`] } },
+      }),
+    );
+    role.addToPolicy(
+      new PolicyStatement({
+        sid: 'ReadSendQuota',
+        // GetAccount gives the account's MaxSendRate, the budget the function paces to. SES
+        // defines no resource type for it, so "*" is the only resource it takes; it only reads.
+        actions: ['ses:GetAccount'],
+        resources: ['*'],
       }),
     );
     const configurationSetArn = this.formatArn({
@@ -336,14 +355,15 @@ export class EmailSendApiStack extends Stack {
         'is limited to identities of this account and region, the only action is ses:SendEmail, and SES refuses ' +
         'identities that are not verified.',
     });
-    if (tracing) {
-      Validations.of(role).acknowledge({
-        id: 'AwsSolutions-IAM5[Resource::*]',
-        reason:
-          'Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords. X-Ray supports no resource-level ' +
-          'permissions for these actions, so "*" is the narrowest resource there is; they only write trace data. ' +
-          'Turn tracing off with the "tracing" context key to drop the statement.',
-      });
-    }
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'ses:GetAccount (read the account\'s MaxSendRate, the budget sends are paced to) has no resource type in SES, ' +
+        'so "*" is the only resource it takes; it reads account settings and nothing else.' +
+        (tracing
+          ? ' Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords, which likewise support no ' +
+            'resource-level permissions and only write trace data; turn tracing off with the "tracing" context key to drop them.'
+          : ''),
+    });
   }
 }

@@ -200,7 +200,7 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
       template.hasResourceProperties('AWS::Lambda::Function', { Role: { 'Fn::GetAtt': [ids.role, 'Arn'] } });
     });
 
-    it('allows exactly: X-Ray trace writes, its own logs, BatchGetItem on the table, idempotency records in IDEM# partitions, SendEmail on identities and the configuration set', () => {
+    it('allows exactly: X-Ray trace writes, its own logs, BatchGetItem on the table, idempotency records in IDEM# partitions, the send-rate budget in BUDGET#, GetAccount, SendEmail on identities and the configuration set', () => {
       const policy = onlyResource(template, 'AWS::IAM::Policy') as { Properties: { PolicyDocument: Json; Roles: unknown } };
       expect(policy.Properties.Roles).toEqual([{ Ref: ids.role }]);
       const sesArn = (suffix: unknown[]) => ({
@@ -229,6 +229,14 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
             Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['IDEM#*'] } },
           },
           {
+            Sid: 'SendRateBudget',
+            Effect: 'Allow',
+            Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+            Resource: { 'Fn::GetAtt': [ids.table, 'Arn'] },
+            Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['BUDGET#*'] } },
+          },
+          { Sid: 'ReadSendQuota', Effect: 'Allow', Action: 'ses:GetAccount', Resource: '*' },
+          {
             Sid: 'SendEmail',
             Effect: 'Allow',
             Action: 'ses:SendEmail',
@@ -250,9 +258,10 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
         expect(statement.NotAction).toBeUndefined();
         expect(statement.NotResource).toBeUndefined();
         for (const action of asArray(statement.Action as string | string[])) expect(action).not.toContain('*');
-        // X-Ray's write actions have no resource-level permissions: "*" is the only resource they take.
-        const xrayOnly = asArray(statement.Action as string | string[]).every((action) => X_RAY_WRITES.includes(action));
-        if (!xrayOnly) for (const resource of asArray(statement.Resource)) expect(resource).not.toBe('*');
+        // X-Ray's write actions and SES GetAccount have no resource-level permissions: "*" is the
+        // only resource they take.
+        const starOnly = asArray(statement.Action as string | string[]).every((action) => [...X_RAY_WRITES, 'ses:GetAccount'].includes(action));
+        if (!starOnly) for (const resource of asArray(statement.Resource)) expect(resource).not.toBe('*');
       }
     });
   });
@@ -424,9 +433,9 @@ describe('EmailSendApiStack context', () => {
   });
 
   it('takes the service settings from context and checks them with the function\'s own rules', () => {
-    const template = Template.fromStack(buildStack({ maxMessages: '50', authCacheSeconds: 0, problemTypeBase: 'https://docs.example.com/problems/' }).stack);
+    const template = Template.fromStack(buildStack({ maxMessages: '50', authCacheSeconds: 0, problemTypeBase: 'https://docs.example.com/problems/', sesMaxSendRate: 14 }).stack);
     template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ MAX_MESSAGES: '50', AUTH_CACHE_SECONDS: '0', PROBLEM_TYPE_BASE: 'https://docs.example.com/problems/' }) },
+      Environment: { Variables: Match.objectLike({ MAX_MESSAGES: '50', AUTH_CACHE_SECONDS: '0', PROBLEM_TYPE_BASE: 'https://docs.example.com/problems/', SES_MAX_SEND_RATE: '14' }) },
     });
     expect(() => buildStack({ authCacheSeconds: 120 })).toThrow(/AUTH_CACHE_SECONDS must be a whole number from 0 to 60/);
     expect(() => buildStack({ maxMessages: 'lots' })).toThrow(/MAX_MESSAGES/);
