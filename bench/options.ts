@@ -16,6 +16,8 @@ export interface BenchOptions {
   readonly sweep: readonly number[];
   readonly out: string;
   readonly maxMinutes: number;
+  /** Only the rate-limited scenarios (SES enforcing a send rate). */
+  readonly rateOnly: boolean;
 }
 
 interface Spec {
@@ -66,6 +68,7 @@ export function helpText(): string {
     `  --out <file>            where the JSON goes (default ${DEFAULT_OUT}; env BENCH_OUT); a`,
     '                          timestamped copy is written beside it',
     '  --quick                 fewer runs and a shorter load test (a smoke run, under a minute)',
+    '  --rate-only             only the rate-limited scenarios (SES enforcing a send rate; about a minute)',
     '  -h, --help              this text',
     '',
     'Exit status: 0 when the run completed, even with targets missed (it is a report); 1 on a',
@@ -88,6 +91,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
       sweep: { type: 'string' },
       out: { type: 'string' },
       quick: { type: 'boolean' },
+      'rate-only': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -119,5 +123,5 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
         });
   if (sweep.length > 8) throw new OptionsError('--sweep takes at most 8 values');
 
-  return { ...numbers, sweep: [...new Set(sweep)], out: (values.out as string | undefined) ?? env.BENCH_OUT ?? DEFAULT_OUT };
+  return { ...numbers, sweep: [...new Set(sweep)], rateOnly: values['rate-only'] === true || env.BENCH_RATE_ONLY === '1', out: (values.out as string | undefined) ?? env.BENCH_OUT ?? DEFAULT_OUT };
 }

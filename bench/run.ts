@@ -22,6 +22,8 @@ import { measureBatch, measureLoad, measureRoundTrips, measureSingle, measureSwe
 import type { BenchResults } from './report';
 import { checkTargets, renderSweep, renderTable, renderTargets } from './report';
 import type { StackInfo } from './stack-child';
+import type { RateScenario } from './rate';
+import { measureRate, rateTargetsMet, renderRate } from './rate';
 import { apiClient, directSes } from './traffic';
 
 const REGION = 'us-east-1';
@@ -40,7 +42,29 @@ function prepareEnvironment(): void {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 }
 
+/** The rate-limited scenarios, as a table and their targets. */
+function rateReport(rows: readonly RateScenario[]): string {
+  const targets = rateTargetsMet(rows);
+  return [
+    'Sending at the account rate (SES enforcing it, rate learnt from GetAccount):',
+    '',
+    renderRate(rows),
+    '',
+    ...targets.map((t) => `${t.pass ? 'PASS' : 'MISS'}  ${t.description}: ${t.value}`),
+  ].join('\n');
+}
+
+async function runRateOnly(options: BenchOptions): Promise<void> {
+  prepareEnvironment();
+  const rows = await measureRate(progress);
+  const outFile = resolve(options.out);
+  await mkdir(dirname(outFile), { recursive: true });
+  await writeFile(outFile, `${JSON.stringify({ schema: 'email-send-api/bench-rate/1', at: new Date().toISOString(), rate: rows, targets: rateTargetsMet(rows) }, null, 2)}\n`);
+  process.stdout.write(`\n${rateReport(rows)}\n\nFigures written to ${relative(process.cwd(), outFile)}\n`);
+}
+
 async function run(options: BenchOptions): Promise<void> {
+  if (options.rateOnly) return runRateOnly(options);
   const started = new Date();
   const outFile = resolve(options.out);
   const logDir = join(dirname(outFile), 'logs');
@@ -122,6 +146,9 @@ async function run(options: BenchOptions): Promise<void> {
     await stopChildren();
   }
 
+  progress('sending at the account rate: four scenarios with SES enforcing a send rate…');
+  const rate = await measureRate(progress);
+
   // Last, with the emulators gone: fresh processes are the most sensitive to a busy machine.
   progress(`cold init: bundling and importing each bundle in ${options.coldRuns} fresh node processes…`);
   const coldStart = await measureColdStart({
@@ -136,7 +163,7 @@ async function run(options: BenchOptions): Promise<void> {
   });
   clearTimeout(watchdog);
 
-  const results: BenchResults = { ...measured, coldStart };
+  const results: BenchResults & { rate: RateScenario[] } = { ...measured, coldStart, rate };
   const targets = checkTargets(results);
   const finished = new Date();
   const environment = {
@@ -171,6 +198,7 @@ async function run(options: BenchOptions): Promise<void> {
   ];
   const sweepTable = renderSweep(results);
   if (sweepTable) out.push(`SEND_CONCURRENCY sweep (${options.batchSize} messages, median of ${results.sweep[0]?.api.n ?? 0}):`, '', sweepTable, '');
+  out.push(rateReport(rate), '');
   out.push(renderTargets(targets), '', `Figures written to ${relative(process.cwd(), outFile)} (and ${relative(process.cwd(), stamped)})`);
   process.stdout.write(`${out.join('\n')}\n`);
 }

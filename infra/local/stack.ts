@@ -35,6 +35,8 @@ export interface LocalStackOptions {
   /** Use this DynamoDB / SES instead of starting an emulator. */
   readonly dynamodbEndpoint?: string;
   readonly sesEndpoint?: string;
+  /** The function timeout the local gateway gives the handler (default 29 s, API Gateway's). */
+  readonly functionTimeoutMs?: number;
   /** Enforce this send rate (recipients/s) in front of the embedded SES emulator, as SES does. */
   readonly sesMaxSendRate?: number | undefined;
   readonly tableName?: string;
@@ -182,7 +184,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // handler and by the gateway's own answers alike (a malformed one stops the start here). A
     // local operator expects `key revoke` to bite at once, so the auth cache is off unless asked for.
     const serviceConfig = loadConfig({ AUTH_CACHE_SECONDS: '0', ...process.env, ...options.serviceEnv, TABLE_NAME: tableName, AWS_REGION: region });
-    const api = createApiServer({ region, index: () => index, log, serviceMaxBodyBytes: serviceConfig.maxBodyBytes, problemTypeBase: serviceConfig.problemTypeBase });
+    const api = createApiServer({ region, index: () => index, log, ...(options.functionTimeoutMs && { timeoutMs: options.functionTimeoutMs }), serviceMaxBodyBytes: serviceConfig.maxBodyBytes, problemTypeBase: serviceConfig.problemTypeBase });
     const apiPort = await claimPort(options.port ?? DEFAULT_PORTS.PORT, 'PORT', () => listening(api.server, options.port ?? DEFAULT_PORTS.PORT));
     cleanups.push(() => closeServer(api.server));
     const apiUrl = `http://${LOOPBACK}:${apiPort}`;
