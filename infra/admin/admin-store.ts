@@ -203,20 +203,12 @@ export class DynamoDbAdminStore {
     expected: string | undefined,
     update: { UpdateExpression: string; ExpressionAttributeValues?: Record<string, unknown> },
   ): Promise<void> {
-    await conditionally(
-      () =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: itemKey.user(userId),
-            UpdateExpression: update.UpdateExpression,
-            ConditionExpression: expected
-              ? 'attribute_exists(pk) AND keyHash = :expected'
-              : 'attribute_exists(pk) AND attribute_not_exists(keyHash)',
-            ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...(expected && { ':expected': expected }) },
-          }),
-        ),
-      (cause) => new RecordConflictError(`the key of user ${userId} changed meanwhile; check it with "key show" and run the command again`, { cause }),
+    await this.updateIf(
+      itemKey.user(userId),
+      update.UpdateExpression,
+      expected ? 'attribute_exists(pk) AND keyHash = :expected' : 'attribute_exists(pk) AND attribute_not_exists(keyHash)',
+      { ...update.ExpressionAttributeValues, ...(expected && { ':expected': expected }) },
+      async (cause) => new RecordConflictError(`the key of user ${userId} changed meanwhile; check it with "key show" and run the command again`, { cause }),
     );
   }
 
@@ -246,16 +238,27 @@ export class DynamoDbAdminStore {
     value: string,
     refusal: (cause: Error) => Promise<Error>,
   ): Promise<void> {
+    await this.updateIf(
+      itemKey.organization(org),
+      `${change} ${attribute} :value`,
+      change === 'ADD' ? 'attribute_exists(pk)' : `attribute_exists(pk) AND contains(${attribute}, :one)`,
+      { ':value': new Set([value]), ...(change === 'DELETE' && { ':one': value }) },
+      refusal,
+    );
+  }
+
+  /** One conditional update; a failed condition becomes the domain error `refusal` makes. */
+  private async updateIf(
+    key: Record<string, string>,
+    expression: string,
+    condition: string,
+    values: Record<string, unknown>,
+    refusal: (cause: Error) => Promise<Error>,
+  ): Promise<void> {
     await conditionally(
       () =>
         this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: itemKey.organization(org),
-            UpdateExpression: `${change} ${attribute} :value`,
-            ConditionExpression: change === 'ADD' ? 'attribute_exists(pk)' : `attribute_exists(pk) AND contains(${attribute}, :one)`,
-            ExpressionAttributeValues: { ':value': new Set([value]), ...(change === 'DELETE' && { ':one': value }) },
-          }),
+          new UpdateCommand({ TableName: this.tableName, Key: key, UpdateExpression: expression, ConditionExpression: condition, ExpressionAttributeValues: values }),
         ),
       refusal,
     );
