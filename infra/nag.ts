@@ -5,6 +5,7 @@
 import { Validations } from 'aws-cdk-lib';
 import type { HttpApi, HttpRoute } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Role } from 'aws-cdk-lib/aws-iam';
+import { SEND_PATH } from '../functions/send/route';
 
 export function acknowledgeNagFindings(api: HttpApi, sendRoutes: HttpRoute[], role: Role, tracing: boolean): void {
   const unauthenticatedRoute =
@@ -20,7 +21,7 @@ export function acknowledgeNagFindings(api: HttpApi, sendRoutes: HttpRoute[], ro
     id: 'AwsSolutions-APIG4',
     reason:
       'The $default route only exists so that unknown paths and methods reach the function, which answers them with ' +
-      '404/405 problem documents and sends nothing; the one route that acts, POST /v1.2/email/send, requires an API key.',
+      `404/405 problem documents and sends nothing; the one route that acts, POST ${SEND_PATH}, requires an API key.`,
   });
   Validations.of(role).acknowledge({
     id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*]`,

@@ -130,8 +130,9 @@ export class UnsupportedMediaTypeProblem extends HttpProblem {
 
 /** No route at that path (404). */
 export class NotFoundProblem extends HttpProblem {
-  constructor(path: string, options?: ErrorOptions) {
-    super(404, 'not-found', 'Not found', { ...options, detail: `Nothing is served at ${path}; the API is POST /v1.2/email/send.` });
+  /** `served`: what is there instead, e.g. `POST /v1.2/email/send`. */
+  constructor(path: string, served: string, options?: ErrorOptions) {
+    super(404, 'not-found', 'Not found', { ...options, detail: `Nothing is served at ${path}; the API is ${served}.` });
     this.name = 'NotFoundProblem';
   }
 }

@@ -14,7 +14,7 @@ export interface RouteOptions {
 export function route(options: RouteOptions): middy.MiddlewareObj<APIGatewayProxyEventV2> {
   const routeBefore: middy.MiddlewareFn<APIGatewayProxyEventV2> = async (request) => {
     const { rawPath, requestContext } = request.event;
-    if (rawPath !== options.path) throw new NotFoundProblem(rawPath);
+    if (rawPath !== options.path) throw new NotFoundProblem(rawPath, `${options.methods.join(', ')} ${options.path}`);
     const method = requestContext.http.method.toUpperCase();
     if (!options.methods.includes(method)) throw new MethodNotAllowedProblem(method, options.methods);
   };
