@@ -7,24 +7,29 @@ import { hashApiKey } from '../shared/domain/api-keys';
 import { isAllowedSender } from '../shared/domain/sender-identity';
 import type { FieldProblem } from '../shared/http/problems';
 import { InvalidCredentialsProblem, OrganizationForbiddenProblem, SenderForbiddenProblem } from '../shared/http/problems';
-import type { AccessLookup, AccessStore, OrganizationAccess } from '../shared/store/ports';
+import type { AccessStore, OrganizationAccess } from '../shared/store/ports';
 import type { ValidMessage } from './validation';
 
 export interface Caller {
   readonly userId: string;
-  readonly access: AccessLookup;
 }
 
-/** Resolves the key (and the named Organization, in the same round trip) to the calling user. */
-export async function authenticate(apiKey: string, organizationId: string | undefined, store: AccessStore): Promise<Caller> {
-  const access = await store.lookup(hashApiKey(apiKey), organizationId);
-  if (!access.key) throw new InvalidCredentialsProblem();
-  return { userId: access.key.userId, access };
+/**
+ * Resolves the key to its user, before the body is even parsed: an unknown key costs one read
+ * (or none, cached) and gets 401 whatever the body holds.
+ */
+export async function authenticate(apiKey: string, store: AccessStore): Promise<Caller> {
+  const { key } = await store.lookup(hashApiKey(apiKey), undefined);
+  if (!key) throw new InvalidCredentialsProblem();
+  return { userId: key.userId };
 }
 
-/** The Organization, if the caller is a member; unknown and not-a-member are the same 403. */
-export function authoriseOrganization(caller: Caller): OrganizationAccess {
-  const organization = caller.access.organization;
+/**
+ * The Organization, if the caller is a member; unknown and not-a-member are the same 403. Only
+ * a known key gets this far, so nobody without one can learn whether an Organization exists.
+ */
+export async function authoriseOrganization(caller: Caller, organizationId: string, store: AccessStore): Promise<OrganizationAccess> {
+  const { organization } = await store.lookup(undefined, organizationId);
   if (!organization || !organization.members.has(caller.userId)) throw new OrganizationForbiddenProblem();
   return organization;
 }

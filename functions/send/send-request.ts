@@ -9,8 +9,8 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Config } from '../shared/runtime/config';
 import type { Mailer } from '../shared/mail/ports';
 import type { AccessStore, IdempotencyStore, StoredResponse } from '../shared/store/ports';
-import { readBearerToken } from '../shared/http/bearer-token';
-import { authenticate, authoriseOrganization, authoriseSenders } from './authorisation';
+import type { Caller } from './authorisation';
+import { authoriseOrganization, authoriseSenders } from './authorisation';
 import type { IdempotentSession } from './idempotency';
 import { beginIdempotent, readIdempotencyKey } from './idempotency';
 import { recordResults, timedMailer } from './metrics';
@@ -19,7 +19,7 @@ import type { Pacer } from './pacing';
 import type { MessageResult } from './sending';
 import { sendMessages } from './sending';
 import type { ValidMessage } from './validation';
-import { peekOrganizationId, validateSendRequest } from './validation';
+import { validateSendRequest } from './validation';
 
 export interface SendDependencies {
   readonly config: Config;
@@ -34,7 +34,8 @@ export interface SendDependencies {
 }
 
 export interface SendInput {
-  readonly authorization: string | undefined;
+  /** Who is calling: resolved from the API key before the body was parsed. */
+  readonly caller: Caller;
   readonly idempotencyKey: string | undefined;
   readonly body: unknown;
   readonly requestId: string;
@@ -49,14 +50,13 @@ function responseHeaders(requestId: string, extra: Readonly<Record<string, strin
 }
 
 export async function handleSendRequest(input: SendInput, deps: SendDependencies): Promise<APIGatewayProxyStructuredResultV2> {
-  const apiKey = readBearerToken(input.authorization);
-  const caller = await authenticate(apiKey, peekOrganizationId(input.body), deps.access);
+  const { caller } = input;
   // What the request's log line should say is appended to the logger as it is learnt; the chain
   // clears it after every invocation.
   deps.logger.appendKeys({ userId: caller.userId });
   const idempotencyKey = readIdempotencyKey(input.idempotencyKey);
   const request = validateSendRequest(input.body, deps.config);
-  const organization = authoriseOrganization(caller);
+  const organization = await authoriseOrganization(caller, request.organizationId, deps.access);
   deps.logger.appendKeys({ organizationId: request.organizationId, messages: request.messages.length });
   authoriseSenders(request.messages, organization);
 

@@ -6,7 +6,8 @@
 import type { EmailAddress } from '../shared/domain/email-address';
 import { parseEmailAddress } from '../shared/domain/email-address';
 import type { FieldProblem } from '../shared/http/problems';
-import { ValidationProblem } from '../shared/http/problems';
+import { MAX_LISTED_PROBLEMS, ValidationProblem } from '../shared/http/problems';
+import { codePointLength, isWellFormedText } from '../shared/domain/unicode';
 import { CONTROL_CHARACTERS } from '../shared/domain/header-safety';
 import type { OutgoingEmail } from '../shared/mail/ports';
 import { isCanonicalUuid } from '../shared/domain/uuid';
@@ -19,6 +20,10 @@ export const MAX_RECIPIENTS = 50;
 export const OVERSIZED_LIST_FACTOR = 10;
 /** RFC 5322 line length limit, applied to the whole subject. */
 export const MAX_SUBJECT_LENGTH = 998;
+/** A friendly name longer than this is no name; SES folds the header, but mail clients cut it. */
+export const MAX_DISPLAY_NAME_LENGTH = 256;
+
+const ILL_FORMED = 'must be well-formed Unicode: it holds a lone surrogate (an unpaired \\uD800–\\uDFFF escape)';
 
 const TOP_LEVEL_FIELDS = new Set(['OrganizationId', 'organizationId', 'Messages']);
 const MESSAGE_FIELDS = new Set(['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime']);
@@ -48,21 +53,27 @@ type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const own = (object: Json, field: string): unknown => (Object.hasOwn(object, field) ? object[field] : undefined);
 
-/** The Organization id if the body names one validly; used to fetch it alongside the key. */
-export function peekOrganizationId(body: unknown): string | undefined {
-  if (!isObject(body)) return undefined;
-  const upper = own(body, 'OrganizationId') ?? undefined;
-  const lower = own(body, 'organizationId') ?? undefined;
-  const candidate = upper ?? lower;
-  if (upper !== undefined && lower !== undefined && String(upper).toLowerCase() !== String(lower).toLowerCase()) return undefined;
-  return isCanonicalUuid(candidate) ? candidate.toLowerCase() : undefined;
-}
-
+/** Problems found so far: all are counted, the first ones kept (the answer lists no more). */
 class ProblemList {
   readonly items: FieldProblem[] = [];
+  count = 0;
   add(pointer: string, detail: string): void {
-    this.items.push({ pointer, detail });
+    this.count++;
+    if (this.items.length < MAX_LISTED_PROBLEMS) this.items.push({ pointer, detail });
   }
+}
+
+/** A string field's value, or a problem: not a string, or not well-formed Unicode. */
+function text(value: unknown, pointer: string, problems: ProblemList, what = 'must be a string'): string | undefined {
+  if (typeof value !== 'string') {
+    problems.add(pointer, what);
+    return undefined;
+  }
+  if (!isWellFormedText(value)) {
+    problems.add(pointer, ILL_FORMED);
+    return undefined;
+  }
+  return value;
 }
 
 function unknownFields(object: Json, allowed: ReadonlySet<string>, base: string, problems: ProblemList): void {
@@ -82,7 +93,8 @@ function validateOrganizationId(body: Json, problems: ProblemList): string | und
   let valid: string | undefined;
   for (const [field, value] of [['OrganizationId', upper], ['organizationId', lower]] as const) {
     if (value === undefined) continue;
-    if (!isCanonicalUuid(value)) problems.add(`/${field}`, 'must be a UUID in 8-4-4-4-12 hex form');
+    if (typeof value === 'string' && !isWellFormedText(value)) problems.add(`/${field}`, ILL_FORMED);
+    else if (!isCanonicalUuid(value)) problems.add(`/${field}`, 'must be a UUID in 8-4-4-4-12 hex form');
     else valid ??= value;
   }
   if (isCanonicalUuid(upper) && isCanonicalUuid(lower) && upper.toLowerCase() !== lower.toLowerCase()) {
@@ -94,15 +106,12 @@ function validateOrganizationId(body: Json, problems: ProblemList): string | und
 
 /** An optional header-bound string: no control characters that could break or fold the header. */
 function headerText(value: unknown, pointer: string, problems: ProblemList): string | undefined {
-  if (typeof value !== 'string') {
-    problems.add(pointer, 'must be a string');
-    return undefined;
-  }
-  if (CONTROL_CHARACTERS.test(value)) {
+  if (text(value, pointer, problems) === undefined) return undefined;
+  if (CONTROL_CHARACTERS.test(value as string)) {
     problems.add(pointer, 'must not contain CR, LF or other control characters');
     return undefined;
   }
-  return value;
+  return value as string;
 }
 
 function validateRecipients(message: Json, base: string, problems: ProblemList): Record<'To' | 'Cc' | 'Bcc', string[]> {
@@ -126,9 +135,12 @@ function validateRecipients(message: Json, base: string, problems: ProblemList):
   }
   for (const field of ['To', 'Cc', 'Bcc'] as const) {
     lists[field].forEach((entry, i) => {
-      const address = typeof entry === 'string' ? parseEmailAddress(entry) : undefined;
+      const pointer = `${base}/${field}/${i}`;
+      const value = text(entry, pointer, problems, 'must be a string (an email address)');
+      if (value === undefined) return;
+      const address = parseEmailAddress(value);
       if (address) result[field].push(address.ascii);
-      else problems.add(`${base}/${field}/${i}`, typeof entry === 'string' ? 'not a valid email address' : 'must be a string (an email address)');
+      else problems.add(pointer, 'not a valid email address');
     });
   }
   return result;
@@ -140,7 +152,7 @@ function validateMessage(value: unknown, index: number, problems: ProblemList): 
     problems.add(base, 'must be a Message object');
     return undefined;
   }
-  const before = problems.items.length;
+  const before = problems.count;
   unknownFields(value, MESSAGE_FIELDS, base, problems);
 
   const recipients = validateRecipients(value, base, problems);
@@ -148,20 +160,25 @@ function validateMessage(value: unknown, index: number, problems: ProblemList): 
   const fromValue = own(value, 'From');
   let from: EmailAddress | undefined;
   if (fromValue === undefined || fromValue === null) problems.add(`${base}/From`, 'required: the sender address');
-  else if (typeof fromValue !== 'string') problems.add(`${base}/From`, 'must be a string (an email address)');
-  else if (!(from = parseEmailAddress(fromValue))) problems.add(`${base}/From`, 'not a valid email address');
+  else {
+    const address = text(fromValue, `${base}/From`, problems, 'must be a string (an email address)');
+    if (address !== undefined && !(from = parseEmailAddress(address))) problems.add(`${base}/From`, 'not a valid email address');
+  }
 
   const displayNameValue = own(value, 'DisplayName');
   const displayName = displayNameValue === undefined || displayNameValue === null
     ? undefined
     : headerText(displayNameValue, `${base}/DisplayName`, problems);
+  if (displayName !== undefined && codePointLength(displayName) > MAX_DISPLAY_NAME_LENGTH) {
+    problems.add(`${base}/DisplayName`, `must be at most ${MAX_DISPLAY_NAME_LENGTH} characters`);
+  }
 
   const subjectValue = own(value, 'Subject');
   let subject: string | undefined;
   if (subjectValue === undefined || subjectValue === null) problems.add(`${base}/Subject`, 'required');
   else if ((subject = headerText(subjectValue, `${base}/Subject`, problems)) !== undefined) {
     if (subject === '') problems.add(`${base}/Subject`, 'must not be empty');
-    else if ([...subject].length > MAX_SUBJECT_LENGTH) problems.add(`${base}/Subject`, `must be at most ${MAX_SUBJECT_LENGTH} characters`);
+    else if (codePointLength(subject) > MAX_SUBJECT_LENGTH) problems.add(`${base}/Subject`, `must be at most ${MAX_SUBJECT_LENGTH} characters`);
   }
 
   const bodies: Partial<Record<'TextContent' | 'HtmlContent', string>> = {};
@@ -169,11 +186,9 @@ function validateMessage(value: unknown, index: number, problems: ProblemList): 
   for (const field of ['TextContent', 'HtmlContent'] as const) {
     const content = own(value, field);
     if (content === undefined || content === null) continue;
-    if (typeof content === 'string') bodies[field] = content;
-    else {
-      problems.add(`${base}/${field}`, 'must be a string');
-      badBodyType = true;
-    }
+    const body = text(content, `${base}/${field}`, problems);
+    if (body !== undefined) bodies[field] = body;
+    else badBodyType = true;
   }
   if (!bodies.TextContent && !bodies.HtmlContent && !badBodyType) {
     const given = bodies.TextContent !== undefined || bodies.HtmlContent !== undefined;
@@ -183,12 +198,13 @@ function validateMessage(value: unknown, index: number, problems: ProblemList): 
   const expirationValue = own(value, 'ExpirationDateTime');
   let expiresAt: number | undefined;
   if (expirationValue !== undefined && expirationValue !== null) {
-    if (typeof expirationValue !== 'string' || (expiresAt = parseExpiration(expirationValue)) === undefined) {
+    if (typeof expirationValue === 'string' && !isWellFormedText(expirationValue)) problems.add(`${base}/ExpirationDateTime`, ILL_FORMED);
+    else if (typeof expirationValue !== 'string' || (expiresAt = parseExpiration(expirationValue)) === undefined) {
       problems.add(`${base}/ExpirationDateTime`, 'must be a real UTC date and time as "YYYY-MM-DD HH:MM:SS"');
     }
   }
 
-  if (problems.items.length > before || !from || subject === undefined) return undefined;
+  if (problems.count > before || !from || subject === undefined) return undefined;
   return {
     index,
     from,
@@ -230,6 +246,6 @@ export function validateSendRequest(body: unknown, limits: ValidationLimits): Se
     });
   }
 
-  if (problems.items.length > 0 || organizationId === undefined) throw new ValidationProblem(problems.items);
+  if (problems.count > 0 || organizationId === undefined) throw new ValidationProblem(problems.items, { total: problems.count });
   return { organizationId: organizationId.toLowerCase(), organizationIdAsSent: organizationId, messages };
 }

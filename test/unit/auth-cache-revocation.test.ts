@@ -61,24 +61,25 @@ describe('CachedAccessStore for operators', () => {
     expect((await cached.lookup('old', undefined)).key).toBeUndefined();
   });
 
-  it('remembers an unknown Organization briefly, so a flood of 403s does not read each time', async () => {
+  it('remembers an unknown Organization exactly as long as a known one, so neither floods nor timing tell them apart', async () => {
     const { store, keys, organizations, reads } = mutableStore();
     keys.set('h1', 'u1');
-    const cached = new CachedAccessStore(store, { ttlSeconds: 30, negativeTtlSeconds: 5, now });
+    const cached = new CachedAccessStore(store, { ttlSeconds: 30, now });
     for (let i = 0; i < 10; i++) expect((await cached.lookup('h1', 'nowhere')).organization).toBeUndefined();
     expect(reads).toEqual([['h1', 'nowhere']]);
 
     organizations.set('nowhere', organization('nowhere')); // `admin org create --id …`
-    advance(4_000);
+    advance(29_000);
     expect((await cached.lookup('h1', 'nowhere')).organization).toBeUndefined();
     advance(1_001);
     expect((await cached.lookup('h1', 'nowhere')).organization).toEqual(organization('nowhere'));
-    expect(reads).toEqual([['h1', 'nowhere'], [undefined, 'nowhere']]);
+    // Key and Organization were remembered for the same 30 s, so both are read again together.
+    expect(reads).toEqual([['h1', 'nowhere'], ['h1', 'nowhere']]);
   });
 
   it('never remembers a miss for longer than a hit', async () => {
     const { store, reads } = mutableStore();
-    const cached = new CachedAccessStore(store, { ttlSeconds: 2, negativeTtlSeconds: 5, now });
+    const cached = new CachedAccessStore(store, { ttlSeconds: 2, now });
     await cached.lookup('unknown', undefined);
     advance(2_001);
     await cached.lookup('unknown', undefined);
@@ -101,7 +102,7 @@ describe('CachedAccessStore for operators', () => {
     expect(reads).toEqual([[undefined, 'o1']]);
   });
 
-  it('counts negative entries against the bound too, so unknown keys cannot grow it without limit', async () => {
+  it('bounds unknown keys in a cache of their own: they cannot grow it without limit, nor push a real key out', async () => {
     const { store, keys, reads } = mutableStore();
     keys.set('good', 'u1');
     const cached = new CachedAccessStore(store, { ttlSeconds: 30, maxEntries: 3, now });
@@ -110,6 +111,8 @@ describe('CachedAccessStore for operators', () => {
     reads.length = 0;
     await cached.lookup('good', undefined);
     await cached.lookup('bad49', undefined);
-    expect(reads).toEqual([['good', undefined]]);
+    expect(reads).toEqual([]);
+    await cached.lookup('bad0', undefined); // long evicted from the three-entry cache of unknown keys
+    expect(reads).toEqual([['bad0', undefined]]);
   });
 });

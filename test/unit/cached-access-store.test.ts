@@ -55,14 +55,27 @@ describe('CachedAccessStore', () => {
     expect(calls).toHaveLength(2);
   });
 
-  it('remembers an unknown key briefly, so repeated bad keys do not each cost a read', async () => {
+  it('remembers an unknown key for the same lifetime, so repeated bad keys do not each cost a read', async () => {
     const { store, calls } = countingStore({ keys: {}, orgs: {} });
-    const cached = new CachedAccessStore(store, { ttlSeconds: 30, negativeTtlSeconds: 5, now });
+    const cached = new CachedAccessStore(store, { ttlSeconds: 30, now });
     for (let i = 0; i < 10; i++) expect(await cached.lookup('unknown', undefined)).toEqual({});
     expect(calls).toHaveLength(1);
-    advance(6_000);
+    advance(29_000);
+    await cached.lookup('unknown', undefined);
+    expect(calls).toHaveLength(1);
+    advance(1_001);
     await cached.lookup('unknown', undefined);
     expect(calls).toHaveLength(2);
+  });
+
+  it('keeps a real key cached through a flood of forged ones', async () => {
+    const { store, calls } = countingStore({ keys: { real: 'u1' }, orgs: {} });
+    const cached = new CachedAccessStore(store, { ttlSeconds: 30, maxEntries: 3, now });
+    await cached.lookup('real', undefined);
+    for (let i = 0; i < 50; i++) await cached.lookup(`forged-${i}`, undefined);
+    calls.length = 0;
+    expect((await cached.lookup('real', undefined)).key).toEqual({ userId: 'u1' });
+    expect(calls).toEqual([]);
   });
 
   it('keeps at most maxEntries keys, evicting the least recently used', async () => {

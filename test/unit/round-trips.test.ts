@@ -4,7 +4,7 @@
  * would send, and answers it from an in-memory table. The stores under test are the real ones.
  */
 import { describe, expect, it } from '@jest/globals';
-import { authenticate } from '../../functions/send/authorisation';
+import { authenticate, authoriseOrganization } from '../../functions/send/authorisation';
 import { generateApiKey, hashApiKey } from '../../functions/shared/domain/api-keys';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { CachedAccessStore } from '../../functions/shared/store/cached-access-store';
@@ -66,54 +66,61 @@ function tenantItems(apiKey: string, organizationId = ORG): WireItem[] {
 }
 
 describe('auth path DynamoDB round trips', () => {
-  it('reads the key and the Organization in one BatchGetItem on a cache miss, and makes no request on a hit', async () => {
+  const keyPk = (apiKey: string) => itemKey.apiKey(hashApiKey(apiKey)).pk;
+
+  it('reads the key, then the Organization of a known key, on a cache miss, and makes no request on a hit', async () => {
     const apiKey = generateApiKey();
     const { store, requests } = wireCountedStore(tenantItems(apiKey));
     const cached = new CachedAccessStore(store, { ttlSeconds: 30 });
 
-    const caller = await authenticate(apiKey, ORG, cached);
-    expect(requests).toEqual([{ operation: 'BatchGetItem', keys: [itemKey.apiKey(hashApiKey(apiKey)).pk, itemKey.organization(ORG).pk] }]);
+    const caller = await authenticate(apiKey, cached);
+    const organization = await authoriseOrganization(caller, ORG, cached);
+    expect(requests).toEqual([
+      { operation: 'BatchGetItem', keys: [keyPk(apiKey)] },
+      { operation: 'BatchGetItem', keys: [itemKey.organization(ORG).pk] },
+    ]);
     expect(caller.userId).toBe('u1');
-    expect([...(caller.access.organization?.senders ?? [])]).toEqual(['example.com']);
+    expect([...organization.senders]).toEqual(['example.com']);
 
     requests.length = 0;
-    for (let i = 0; i < 5; i++) expect((await authenticate(apiKey, ORG, cached)).userId).toBe('u1');
+    for (let i = 0; i < 5; i++) {
+      const again = await authenticate(apiKey, cached);
+      expect((await authoriseOrganization(again, ORG, cached)).organizationId).toBe(ORG);
+    }
     expect(requests).toEqual([]);
   });
 
-  it('makes one request per authentication when the cache is off', async () => {
+  it('makes two requests per authorised request when the cache is off', async () => {
     const apiKey = generateApiKey();
     const { store, requests } = wireCountedStore(tenantItems(apiKey));
-    for (let i = 0; i < 3; i++) await authenticate(apiKey, ORG, store);
-    expect(requests.map((r) => r.operation)).toEqual(['BatchGetItem', 'BatchGetItem', 'BatchGetItem']);
-    expect(requests.every((r) => r.keys.length === 2)).toBe(true);
+    for (let i = 0; i < 3; i++) await authoriseOrganization(await authenticate(apiKey, store), ORG, store);
+    expect(requests.map((r) => r.keys.length)).toEqual([1, 1, 1, 1, 1, 1]);
   });
 
   it('asks only for the Organization when the key is cached but the Organization is not', async () => {
     const apiKey = generateApiKey();
     const { store, requests } = wireCountedStore([...tenantItems(apiKey), ...tenantItems(apiKey, OTHER_ORG).slice(1)]);
     const cached = new CachedAccessStore(store, { ttlSeconds: 30 });
-    await authenticate(apiKey, ORG, cached);
+    await authoriseOrganization(await authenticate(apiKey, cached), ORG, cached);
     requests.length = 0;
-    const other = await authenticate(apiKey, OTHER_ORG, cached);
+    const other = await authoriseOrganization(await authenticate(apiKey, cached), OTHER_ORG, cached);
     expect(requests).toEqual([{ operation: 'BatchGetItem', keys: [itemKey.organization(OTHER_ORG).pk] }]);
-    expect(other.access.organization?.organizationId).toBe(OTHER_ORG);
+    expect(other.organizationId).toBe(OTHER_ORG);
   });
 
-  it('reads an unknown key once, then answers it from the negative entry', async () => {
+  it('reads an unknown key once, answers it from the negative entry after that, and never reads an Organization for it', async () => {
     const { store, requests } = wireCountedStore([]);
     const cached = new CachedAccessStore(store, { ttlSeconds: 30 });
     const stranger = generateApiKey();
-    for (let i = 0; i < 10; i++) await expect(authenticate(stranger, ORG, cached)).rejects.toMatchObject({ status: 401 });
-    expect(requests).toHaveLength(1);
+    for (let i = 0; i < 10; i++) await expect(authenticate(stranger, cached)).rejects.toMatchObject({ status: 401 });
+    expect(requests).toEqual([{ operation: 'BatchGetItem', keys: [keyPk(stranger)] }]);
   });
 
   it('asks again, for the unread key alone, when DynamoDB leaves part of the batch unprocessed', async () => {
     const apiKey = generateApiKey();
-    const orgPk = itemKey.organization(ORG).pk;
-    const { store, requests } = wireCountedStore(tenantItems(apiKey), { unprocessed: [orgPk] });
-    const caller = await authenticate(apiKey, ORG, new CachedAccessStore(store, { ttlSeconds: 30 }));
-    expect(requests.map((r) => r.keys)).toEqual([[itemKey.apiKey(hashApiKey(apiKey)).pk, orgPk], [orgPk]]);
-    expect(caller.access.organization?.organizationId).toBe(ORG);
+    const { store, requests } = wireCountedStore(tenantItems(apiKey), { unprocessed: [keyPk(apiKey)] });
+    const caller = await authenticate(apiKey, new CachedAccessStore(store, { ttlSeconds: 30 }));
+    expect(requests.map((r) => r.keys)).toEqual([[keyPk(apiKey)], [keyPk(apiKey)]]);
+    expect(caller.userId).toBe('u1');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { peekOrganizationId, validateSendRequest } from '../../functions/send/validation';
+import { validateSendRequest } from '../../functions/send/validation';
 import { ValidationProblem } from '../../functions/shared/http/problems';
 
 const ORG = '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10';
@@ -151,18 +151,5 @@ describe('validateSendRequest', () => {
 
   it('honours a configured message limit', () => {
     expect(() => validateSendRequest({ OrganizationId: ORG, Messages: [msg(), msg(), msg()] }, { maxMessages: 2 })).toThrow(ValidationProblem);
-  });
-});
-
-describe('peekOrganizationId', () => {
-  it('returns the lower-cased id of either spelling', () => {
-    expect(peekOrganizationId({ OrganizationId: ORG.toUpperCase() })).toBe(ORG);
-    expect(peekOrganizationId({ organizationId: ORG })).toBe(ORG);
-  });
-
-  it('returns nothing for conflicting spellings, bad ids or non-objects', () => {
-    expect(peekOrganizationId({ OrganizationId: ORG, organizationId: '00000000-0000-0000-0000-000000000000' })).toBeUndefined();
-    expect(peekOrganizationId({ OrganizationId: 'x' })).toBeUndefined();
-    expect(peekOrganizationId([ORG])).toBeUndefined();
   });
 });

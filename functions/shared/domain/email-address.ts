@@ -7,6 +7,7 @@ import { domainToASCII } from 'node:url';
 import isEmail from 'validator/lib/isEmail.js';
 import isFQDN from 'validator/lib/isFQDN.js';
 import { CONTROL_CHARACTERS } from './header-safety';
+import { isWellFormedText } from './unicode';
 
 export const MAX_ADDRESS_LENGTH = 254;
 
@@ -26,13 +27,20 @@ const ADDRESS_RULES = {
   ignore_max_length: false,
 } as const;
 
+// A quoted local part holding any of these could pass for another address
+// ("ceo@victim.com"@acme.test); sender identities are account-wide in SES, so this check is
+// the only wall between tenants. Other quoted local parts are valid RFC 5322 and still accepted.
+const MISLEADING_IN_QUOTES = /[@<>,]/;
+
 /** Parses an address, or returns undefined when it is not one the service will send to. */
 export function parseEmailAddress(input: string): EmailAddress | undefined {
   // validator lets white space into a quoted local part; CR/LF there would reach the headers
   // SES writes, so no control character (and no white space but the plain space) gets through.
-  if (input.length > MAX_ADDRESS_LENGTH || CONTROL_CHARACTERS.test(input) || !isEmail(input, ADDRESS_RULES)) return undefined;
+  // A lone surrogate would make the IDN conversion throw: it is simply not an address.
+  if (input.length > MAX_ADDRESS_LENGTH || !isWellFormedText(input) || CONTROL_CHARACTERS.test(input) || !isEmail(input, ADDRESS_RULES)) return undefined;
   const at = input.lastIndexOf('@');
   const localPart = input.slice(0, at);
+  if (localPart.startsWith('"') && MISLEADING_IN_QUOTES.test(localPart)) return undefined;
   const domain = toAsciiDomain(input.slice(at + 1));
   if (domain === undefined) return undefined;
   const ascii = `${localPart}@${domain}`;

@@ -1,5 +1,6 @@
 /**
- * JSON pointers of object keys that appear twice in the same object. JSON.parse keeps the last
+ * Scans of JSON text that JSON.parse cannot do: nesting depth, and the JSON pointers of object
+ * keys that appear twice in the same object. JSON.parse keeps the last
  * one silently, which would drop content (a first `To`, a first `OrganizationId`); the service
  * refuses such a body instead. The text must already have parsed as JSON.
  */
@@ -49,4 +50,25 @@ export function duplicateKeyPointers(text: string, limit = 100): string[] {
     }
   }
   return found;
+}
+
+/** True when arrays and objects nest deeper than `limit` (the text must already have parsed as JSON). */
+export function exceedsNesting(text: string, limit: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const char = text.charCodeAt(i);
+    if (char === 0x22) {
+      // Skip the string: to the closing quote, one preceded by an even number of backslashes.
+      for (i = text.indexOf('"', i + 1); ; i = text.indexOf('"', i + 1)) {
+        let slashes = 0;
+        while (text.charCodeAt(i - 1 - slashes) === 0x5c) slashes++;
+        if (slashes % 2 === 0) break;
+      }
+    } else if (char === 0x7b || char === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (char === 0x7d || char === 0x5d) {
+      depth--;
+    }
+  }
+  return false;
 }

@@ -36,14 +36,31 @@ export class HttpProblem extends Error {
   }
 }
 
+/** At most this many problems are listed in one answer; the detail gives the total. */
+export const MAX_LISTED_PROBLEMS = 100;
+/** A pointer or detail longer than this is cut (a field name can be as long as the body). */
+const MAX_PROBLEM_TEXT = 300;
+
+const cut = (text: string): string => (text.length > MAX_PROBLEM_TEXT ? `${text.slice(0, MAX_PROBLEM_TEXT - 1)}…` : text);
+
+/**
+ * The first `MAX_LISTED_PROBLEMS` problems, each cut to a sane length, and a sentence with the
+ * total: no answer grows with what a request holds.
+ */
+function listed(errors: readonly FieldProblem[], total: number, what: (count: number) => string): { detail: string; errors: FieldProblem[] } {
+  const shown = errors.slice(0, MAX_LISTED_PROBLEMS).map(({ pointer, detail }) => ({ pointer: cut(pointer), detail: cut(detail) }));
+  const more = total > shown.length ? `; the first ${shown.length} are listed` : '';
+  return { detail: `${what(total)}${more}`, errors: shown };
+}
+
 /** The request body, or part of it, breaks the contract (400). */
 export class ValidationProblem extends HttpProblem {
-  constructor(errors: readonly FieldProblem[], options?: ErrorOptions) {
-    const count = errors.length;
+  /** `total`: how many problems were found, when more than `errors` holds. */
+  constructor(errors: readonly FieldProblem[], options?: ErrorOptions & { readonly total?: number }) {
+    const total = Math.max(options?.total ?? 0, errors.length);
     super(400, 'validation', 'Request body is invalid', {
       ...options,
-      detail: `${count} problem${count === 1 ? '' : 's'} found`,
-      errors,
+      ...listed(errors, total, (n) => `${n} problem${n === 1 ? '' : 's'} found`),
     });
     this.name = 'ValidationProblem';
   }
@@ -99,8 +116,7 @@ export class SenderForbiddenProblem extends HttpProblem {
   constructor(errors: readonly FieldProblem[], options?: ErrorOptions) {
     super(403, 'sender-forbidden', 'Sender not allowed for this Organization', {
       ...options,
-      detail: `${errors.length} message${errors.length === 1 ? ' uses' : 's use'} a From address that is not an allowed sender identity; nothing was sent`,
-      errors,
+      ...listed(errors, errors.length, (n) => `${n} message${n === 1 ? ' uses' : 's use'} a From address that is not an allowed sender identity; nothing was sent`),
     });
     this.name = 'SenderForbiddenProblem';
   }

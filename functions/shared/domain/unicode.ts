@@ -1,0 +1,18 @@
+/**
+ * Well-formed text (CONTRACT section 2): a string holding a lone surrogate (a JSON escape such as
+ * `\ud800` with no partner) can be neither sent as UTF-8 nor checked as an address.
+ */
+
+// With the `u` flag a surrogate pair is one code point, so only an unpaired half matches.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+export function isWellFormedText(text: string): boolean {
+  return !LONE_SURROGATE.test(text);
+}
+
+/** Length in code points (what a person counts), not UTF-16 units. */
+export function codePointLength(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
