@@ -34,8 +34,8 @@ export interface SendFunction {
   readonly role: Role;
 }
 
-/** Writes in these partitions only: the function can never write a key, user or Organization item. */
-const inPartition = (prefix: string) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${prefix}*`] } });
+/** Items in these partitions only: the function can never write a key, user or Organization item, nor read a user's. */
+const inPartitions = (...prefixes: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes.map((prefix) => `${prefix}*`) } });
 
 export function addSendFunction(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings): SendFunction {
   const logGroup = new LogGroup(stack, 'SendFunctionLogs', { retention: settings.logRetention });
@@ -56,16 +56,18 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
     }),
     new PolicyStatement({
       sid: 'ReadAccessRecords',
-      // Authentication reads the key and the Organization in one BatchGetItem, and nothing else.
+      // Authentication reads API key items and Organization items, and nothing else: not users
+      // (their e-mail addresses), not other callers' idempotent responses.
       actions: ['dynamodb:BatchGetItem'],
       resources: [table.tableArn],
+      conditions: inPartitions(SEND_FUNCTION_PARTITIONS.apiKey, SEND_FUNCTION_PARTITIONS.organization),
     }),
     new PolicyStatement({
       sid: 'IdempotencyRecords',
       // Idempotency records and their per-message checkpoints: read, write and query.
       actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
       resources: [table.tableArn],
-      conditions: inPartition(SEND_FUNCTION_PARTITIONS.idempotency),
+      conditions: inPartitions(SEND_FUNCTION_PARTITIONS.idempotency),
     }),
     new PolicyStatement({
       sid: 'SendRateBudget',
@@ -73,7 +75,7 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
       // with conditional writes.
       actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
       resources: [table.tableArn],
-      conditions: inPartition(SEND_FUNCTION_PARTITIONS.sendBudget),
+      conditions: inPartitions(SEND_FUNCTION_PARTITIONS.sendBudget),
     }),
     new PolicyStatement({
       sid: 'ReadSendQuota',

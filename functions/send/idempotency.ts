@@ -13,8 +13,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { IdempotencyInProgressProblem, IdempotencyKeyReusedProblem, InvalidIdempotencyKeyProblem } from '../shared/http/problems';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '../shared/store/ports';
+import { itemKey } from '../shared/store/table';
 import type { MessageResult } from './sending';
 import { failed } from './sending';
+import type { SendRequest } from './validation';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/;
@@ -28,16 +30,20 @@ export function readIdempotencyKey(header: string | undefined): string | undefin
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
-/** Same body means same JSON value: key order and white space do not matter. */
-export function fingerprintOf(body: unknown): string {
-  return sha256(canonicalize(body) ?? 'null');
+/**
+ * Same request means the same validated, normalised request: key order and white space do not
+ * matter, and neither do `organizationId` vs `OrganizationId`, the case of the UUID, or an
+ * optional field given as null. What is compared is what would be sent.
+ */
+export function fingerprintOf(request: SendRequest): string {
+  return sha256(canonicalize({ organizationId: request.organizationId, messages: request.messages }) ?? 'null');
 }
 
 export interface IdempotentStart {
   readonly store: IdempotencyStore;
   readonly userId: string;
   readonly key: string;
-  readonly body: unknown;
+  readonly request: SendRequest;
   readonly now: number;
   /** Epoch ms after which this invocation can no longer be running. */
   readonly lockUntil: number;
@@ -78,8 +84,8 @@ async function resumeResults(store: IdempotencyStore, record: IdempotencyRecord)
 /** Claims the key, or says what a retry gets instead: a replay, a 409 or a 422. */
 export async function beginIdempotent(start: IdempotentStart): Promise<Began> {
   const { store, now, lockUntil } = start;
-  const scope = `IDEM#${start.userId}#${sha256(start.key)}`;
-  const fingerprint = fingerprintOf(start.body);
+  const scope = itemKey.idempotencyScope(start.userId, sha256(start.key));
+  const fingerprint = fingerprintOf(start.request);
   const nowSeconds = Math.floor(now / 1000);
 
   const fresh: IdempotencyRecord = {

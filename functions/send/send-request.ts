@@ -67,7 +67,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
       store: deps.idempotency,
       userId: caller.userId,
       key: idempotencyKey,
-      body: input.body,
+      request,
       now: deps.now(),
       lockUntil: input.lockUntil,
     });

@@ -77,8 +77,7 @@ async function sendOne(message: ValidMessage, turn: number, options: SendOptions
   if (turn > now()) await sleep(turn - now());
   for (let attempt = 1; ; attempt++) {
     if (hasExpired(message.expiresAt, now())) return { Index: message.index, Status: 'Expired' };
-    const remaining = deadline - now();
-    if (remaining <= 0) return failed(message.index, 'DeadlineExceeded');
+    if (deadline - now() <= 0) return failed(message.index, 'DeadlineExceeded');
     if (attempt === 1 && options.beforeSend) {
       try {
         await options.beforeSend(message);
@@ -86,6 +85,11 @@ async function sendOne(message: ValidMessage, turn: number, options: SendOptions
         return failed(message.index, 'StorageUnavailable');
       }
     }
+    // Measured after the checkpoint write, which can be slow: a call must never start after the
+    // deadline (it would outlive the invocation, and locally the idempotency lock). The message
+    // is then reported, and its checkpoint recorded, as not sent.
+    const remaining = deadline - now();
+    if (remaining <= 0) return failed(message.index, 'DeadlineExceeded');
     // An answer that has not come by the deadline is abandoned (and reported OutcomeUnknown).
     const signal = AbortSignal.timeout(Math.ceil(remaining));
     try {

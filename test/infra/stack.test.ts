@@ -200,7 +200,7 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
       template.hasResourceProperties('AWS::Lambda::Function', { Role: { 'Fn::GetAtt': [ids.role, 'Arn'] } });
     });
 
-    it('allows exactly: X-Ray trace writes, its own logs, BatchGetItem on the table, idempotency records in IDEM# partitions, the send-rate budget in BUDGET#, GetAccount, SendEmail on identities and the configuration set', () => {
+    it('allows exactly: X-Ray trace writes, its own logs, BatchGetItem on key and Organization items only, idempotency records in IDEM# partitions, the send-rate budget in BUDGET#, GetAccount, SendEmail on identities and the configuration set', () => {
       const policy = onlyResource(template, 'AWS::IAM::Policy') as { Properties: { PolicyDocument: Json; Roles: unknown } };
       expect(policy.Properties.Roles).toEqual([{ Ref: ids.role }]);
       const sesArn = (suffix: unknown[]) => ({
@@ -220,6 +220,7 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
             Effect: 'Allow',
             Action: 'dynamodb:BatchGetItem',
             Resource: { 'Fn::GetAtt': [ids.table, 'Arn'] },
+            Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*', 'ORG#*'] } },
           },
           {
             Sid: 'IdempotencyRecords',

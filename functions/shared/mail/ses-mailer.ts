@@ -17,6 +17,10 @@ import type { FailureCode, Mailer, OutgoingEmail, SendQuota, SendReceipt } from 
 import { SendFailure } from './ports';
 import { toSendEmailInput } from './ses-message';
 
+function answeredOk(error: unknown): boolean {
+  const status = (error as { $metadata?: { httpStatusCode?: unknown } } | null)?.$metadata?.httpStatusCode;
+  return typeof status === 'number' && status >= 200 && status < 300;
+}
 
 /**
  * Classifies an error from SendEmail. A connection that was never made is safe to retry; an
@@ -36,6 +40,9 @@ export function classifySesError(error: unknown): FailureCode {
     if (error.name === 'ThrottlingException') return 'Throttled';
     return error.$fault === 'server' ? 'SesUnavailable' : 'SendFailed';
   }
+  // SES answered 2xx but its body could not be read (a proxy's page, a cut-off answer): a 2xx
+  // may mean the message was accepted, so it is never retried or called "not sent".
+  if (answeredOk(error)) return 'OutcomeUnknown';
   const network = networkFailure(error);
   if (network === 'not-connected') return 'SesUnavailable';
   if (network === 'answer-lost') return 'OutcomeUnknown';

@@ -17,13 +17,16 @@ export const TABLE_SCHEMA = {
   ttlAttribute: 'expiresAt',
 } as const;
 
+/** Partition prefixes the send function may touch, for its IAM `dynamodb:LeadingKeys` conditions. */
+export const SEND_FUNCTION_PARTITIONS = { apiKey: 'KEY#', organization: 'ORG#', idempotency: 'IDEM#', sendBudget: 'BUDGET#' } as const;
+const P = SEND_FUNCTION_PARTITIONS;
+
 export const itemKey = {
-  apiKey: (keyHash: string) => ({ pk: `KEY#${keyHash}`, sk: 'KEY' }),
+  apiKey: (keyHash: string) => ({ pk: `${P.apiKey}${keyHash}`, sk: 'KEY' }),
   user: (userId: string) => ({ pk: `USER#${userId}`, sk: 'USER' }),
   email: (email: string) => ({ pk: `EMAIL#${email.toLowerCase()}`, sk: 'EMAIL' }),
-  organization: (organizationId: string) => ({ pk: `ORG#${organizationId.toLowerCase()}`, sk: 'ORG' }),
-  sendBudget: () => ({ pk: 'BUDGET#ses-send-rate', sk: 'BUDGET' }),
+  organization: (organizationId: string) => ({ pk: `${P.organization}${organizationId.toLowerCase()}`, sk: 'ORG' }),
+  sendBudget: () => ({ pk: `${P.sendBudget}ses-send-rate`, sk: 'BUDGET' }),
+  /** An idempotency record's partition: the user and a hash of the client's key. */
+  idempotencyScope: (userId: string, keyHash: string) => `${P.idempotency}${userId}#${keyHash}`,
 };
-
-/** Partition prefixes the send function may write, for its IAM `dynamodb:LeadingKeys` conditions. */
-export const SEND_FUNCTION_PARTITIONS = { idempotency: 'IDEM#', sendBudget: 'BUDGET#' } as const;
