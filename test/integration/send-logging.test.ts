@@ -65,4 +65,20 @@ describe('logging', () => {
       expect(text).not.toContain(forbidden);
     }
   });
+
+  it('never logs the event, and so the key, even with POWERTOOLS_LOGGER_LOG_EVENT=true', async () => {
+    const previous = process.env.POWERTOOLS_LOGGER_LOG_EVENT;
+    process.env.POWERTOOLS_LOGGER_LOG_EVENT = 'true';
+    try {
+      const lines = await captureLogs(async (logger) => {
+        await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, { logger });
+      });
+      expect(lines.some((line) => line.includes('request finished'))).toBe(true);
+      expect(lines.join('\n')).not.toContain(tenant.apiKey);
+      expect(lines.join('\n')).not.toContain('Bearer');
+    } finally {
+      if (previous === undefined) delete process.env.POWERTOOLS_LOGGER_LOG_EVENT;
+      else process.env.POWERTOOLS_LOGGER_LOG_EVENT = previous;
+    }
+  });
 });

@@ -62,6 +62,7 @@ describe('the send handler, for arbitrary bodies', () => {
         await h.clearEmails();
         const result = await h.invoke({ headers: authorised(tenant), body });
         expect(result.statusCode).toBeLessThan(500);
+        expect(result.rawBody.length).toBeLessThan(64 * 1024);
         const sent = await h.sentEmails();
         if (result.statusCode >= 400) {
           fourHundreds++;
@@ -88,5 +89,44 @@ describe('the send handler, for arbitrary bodies', () => {
       }),
       { numRuns: 100 },
     );
+  });
+
+  it('refuses a lone surrogate in any string field with that field\'s pointer, and sends any well-formed text', async () => {
+    const LONE = /[\uD800-\uDFFF]/u;
+    const fullUnicode = fc.oneof(
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }),
+      fc.tuple(fc.string({ maxLength: 4 }), fc.constantFrom('\ud800', '\udbff', '\udc00', '\udfff'), fc.string({ maxLength: 4 })).map((parts) => parts.join('')),
+      fc.constantFrom('🚀 launch', 'ünïcødé', '\ud83d\ude80'),
+    );
+    // Each field with where its value sits, so the pointer can be checked.
+    const fields: [string, string, (value: string) => Record<string, unknown>][] = [
+      ['Subject', '/Messages/0/Subject', (v) => ({ Subject: `S ${v}` })],
+      ['DisplayName', '/Messages/0/DisplayName', (v) => ({ DisplayName: v })],
+      ['TextContent', '/Messages/0/TextContent', (v) => ({ TextContent: v })],
+      ['HtmlContent', '/Messages/0/HtmlContent', (v) => ({ HtmlContent: v })],
+      ['From', '/Messages/0/From', (v) => ({ From: `n${v}@example.com` })],
+      ['To', '/Messages/0/To/0', (v) => ({ To: [`a${v}@example.org`] })],
+      ['Cc', '/Messages/0/Cc/0', (v) => ({ Cc: [`c${v}@example.org`] })],
+      ['Bcc', '/Messages/0/Bcc/0', (v) => ({ Bcc: [`b${v}@example.org`] })],
+      ['ExpirationDateTime', '/Messages/0/ExpirationDateTime', (v) => ({ ExpirationDateTime: `2099-01-01 00:00:00${v}` })],
+    ];
+    let refused = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...fields), fullUnicode, async ([, pointer, set], value) => {
+        await h.clearEmails();
+        const result = await h.invoke({ headers: authorised(tenant), body: { OrganizationId: tenant.organizationId, Messages: [message(set(value))] } });
+        expect(result.statusCode).toBeLessThan(500);
+        if (LONE.test(value)) {
+          refused++;
+          expect(result.statusCode).toBe(400);
+          expect(result.body.errors).toContainEqual({ pointer, detail: expect.stringContaining('well-formed Unicode') });
+          expect(await h.sentEmails()).toHaveLength(0);
+        } else if (result.statusCode === 200) {
+          expect(await h.sentEmails()).toHaveLength(1);
+        }
+      }),
+      { numRuns: 150 },
+    );
+    expect(refused).toBeGreaterThan(20);
   });
 });

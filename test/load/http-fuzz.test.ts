@@ -61,6 +61,8 @@ describe('the HTTP surface of the local stack', () => {
         const response = await fetch(`${stack.apiUrl}${r.path}`, { method: r.method, headers, ...(canHaveBody && { body }) });
         const text = await response.text();
         expect(response.status).toBeLessThan(500);
+        // No answer grows with what the request held (CONTRACT section 2).
+        expect(text.length).toBeLessThan(64 * 1024);
         if (response.status >= 400) {
           fourHundreds++;
           expect(response.headers.get('content-type')).toBe('application/problem+json');

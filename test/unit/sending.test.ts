@@ -83,6 +83,24 @@ describe('sendMessages', () => {
     expect(mailer.calls).toHaveLength(5);
   });
 
+  it('does not call SES when the in-flight checkpoint write took it past the deadline, and records why', async () => {
+    const clock = virtualClock();
+    const mailer = scriptedMailer(async () => 'too-late');
+    const recorded: unknown[] = [];
+    const { results } = await sendMessages([message(0)], {
+      ...base,
+      mailer,
+      deadline: clock.now() + 1_000,
+      now: clock.now,
+      sleep: clock.sleep,
+      beforeSend: async () => clock.advance(1_500), // a slow checkpoint write
+      onResult: (result) => void recorded.push(result),
+    });
+    expect(mailer.calls).toHaveLength(0);
+    expect(results[0]).toMatchObject({ Status: 'Failed', Error: { Code: 'DeadlineExceeded', Retryable: true } });
+    expect(recorded).toEqual(results);
+  });
+
   it('stops retrying when the backoff would pass the deadline', async () => {
     const clock = virtualClock();
     const mailer = scriptedMailer(async () => {

@@ -17,9 +17,10 @@ import type { FailureCode, Mailer, OutgoingEmail, SendQuota, SendReceipt } from 
 import { SendFailure } from './ports';
 import { toSendEmailInput } from './ses-message';
 
-function answeredOk(error: unknown): boolean {
+/** The HTTP status SES (or whatever answered) gave, when the SDK knows it. */
+function answeredStatus(error: unknown): number | undefined {
   const status = (error as { $metadata?: { httpStatusCode?: unknown } } | null)?.$metadata?.httpStatusCode;
-  return typeof status === 'number' && status >= 200 && status < 300;
+  return typeof status === 'number' ? status : undefined;
 }
 
 /**
@@ -40,9 +41,11 @@ export function classifySesError(error: unknown): FailureCode {
     if (error.name === 'ThrottlingException') return 'Throttled';
     return error.$fault === 'server' ? 'SesUnavailable' : 'SendFailed';
   }
-  // SES answered 2xx but its body could not be read (a proxy's page, a cut-off answer): a 2xx
-  // may mean the message was accepted, so it is never retried or called "not sent".
-  if (answeredOk(error)) return 'OutcomeUnknown';
+  // An answer whose body could not be read (a proxy's page, a cut-off answer): a 2xx may mean
+  // the message was accepted, so it is never retried or called "not sent"; a 5xx did not send.
+  const status = answeredStatus(error);
+  if (status !== undefined && status >= 200 && status < 300) return 'OutcomeUnknown';
+  if (status !== undefined && status >= 500) return 'SesUnavailable';
   const network = networkFailure(error);
   if (network === 'not-connected') return 'SesUnavailable';
   if (network === 'answer-lost') return 'OutcomeUnknown';
