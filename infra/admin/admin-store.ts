@@ -12,18 +12,19 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { generateApiKey, hashApiKey, keyLastFour, maskApiKey } from '../../functions/shared/domain/api-keys';
 import { parseEmailAddress } from '../../functions/shared/domain/email-address';
 import type { SenderIdentity } from '../../functions/shared/domain/sender-identity';
 import { storedSenderIdentity } from '../../functions/shared/domain/sender-identity';
 import { conditionally } from '../../functions/shared/store/conditions';
+import type { StoredUser } from '../../functions/shared/store/dynamodb-key-store';
+import { DynamoDbKeyStore } from '../../functions/shared/store/dynamodb-key-store';
 import { isCanonicalUuid } from '../../functions/shared/domain/uuid';
 import { itemKey } from '../../functions/shared/store/table';
-import type { IssuedKey, KeySummary, Organization, User } from './records';
-import { InvalidArgumentError, RecordConflictError, RecordNotFoundError } from './records';
+import type { IssuedKey, KeySummary, Organization, User } from '../../functions/shared/store/records';
+import { InvalidArgumentError, RecordConflictError, RecordNotFoundError } from '../../functions/shared/store/records';
 
 export type { SenderIdentity } from '../../functions/shared/domain/sender-identity';
-export * from './records';
+export * from '../../functions/shared/store/records';
 
 function requireUuid(value: string, what: string): string {
   if (!isCanonicalUuid(value)) throw new InvalidArgumentError(`${what} must be a UUID (8-4-4-4-12 hex), got "${value}"`);
@@ -38,11 +39,15 @@ export function normaliseSenderIdentity(identity: SenderIdentity): string {
 }
 
 export class DynamoDbAdminStore {
+  private readonly keys: DynamoDbKeyStore;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.keys = new DynamoDbKeyStore(client, tableName, now);
+  }
 
   async createOrganization(input: { name: string; id?: string }): Promise<Organization> {
     const name = input.name.trim();
@@ -105,18 +110,8 @@ export class DynamoDbAdminStore {
     return { id, email };
   }
 
-  async getUser(userId: string): Promise<User & { keyHash?: string; keyLastFour?: string; keyCreatedAt?: string }> {
-    const id = requireUuid(userId, 'the user id');
-    const Item = await this.getItem(itemKey.user(id), `no user with id ${id}`);
-    return {
-      id,
-      email: String(Item.email),
-      ...(typeof Item.keyHash === 'string' && {
-        keyHash: Item.keyHash,
-        keyLastFour: String(Item.keyLastFour),
-        keyCreatedAt: String(Item.keyCreatedAt),
-      }),
-    };
+  async getUser(userId: string): Promise<StoredUser> {
+    return this.keys.getUser(requireUuid(userId, 'the user id'));
   }
 
   async addMember(organizationId: string, userId: string): Promise<void> {
@@ -124,12 +119,31 @@ export class DynamoDbAdminStore {
     const user = requireUuid(userId, 'the user id');
     await this.getUser(user);
     await this.addToSet(org, 'members', user);
+    await this.userOrganizations(user, 'ADD', org);
   }
 
   async removeMember(organizationId: string, userId: string): Promise<void> {
     const org = requireUuid(organizationId, 'the Organization id');
     const user = requireUuid(userId, 'the user id');
     await this.removeFromSet(org, 'members', user, `user ${user} is not a member of Organization ${org}`);
+    await this.userOrganizations(user, 'DELETE', org);
+  }
+
+  /**
+   * The user's own list of Organizations, for the settings page. The Organization's member set
+   * stays the authority (it is written first, and readers check it), so a list that lags behind
+   * it can only show too little, never grant anything.
+   */
+  private async userOrganizations(userId: string, change: 'ADD' | 'DELETE', organizationId: string): Promise<void> {
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: itemKey.user(userId),
+        UpdateExpression: `${change} organizations :org`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':org': new Set([organizationId]) },
+      }),
+    );
   }
 
   async addSender(organizationId: string, identity: SenderIdentity): Promise<string> {
@@ -147,69 +161,24 @@ export class DynamoDbAdminStore {
   }
 
   /** Creates the user's key; refuses when the user already has one (that is `rotateKey`). */
-  async generateKey(userId: string): Promise<IssuedKey> {
-    const user = await this.getUser(userId);
-    if (user.keyHash) throw new RecordConflictError(`user ${user.id} already has a key; use "key rotate" to replace it`);
-    return this.writeKey(user.id, undefined);
+  generateKey(userId: string): Promise<IssuedKey> {
+    return this.keys.generate(requireUuid(userId, 'the user id'));
   }
 
   /** Replaces the user's key atomically: the old one stops working as the new one starts. */
-  async rotateKey(userId: string): Promise<IssuedKey> {
-    const user = await this.getUser(userId);
-    if (!user.keyHash) throw new RecordNotFoundError(`user ${user.id} has no key; use "key generate" to create one`);
-    return this.writeKey(user.id, user.keyHash);
+  rotateKey(userId: string): Promise<IssuedKey> {
+    return this.keys.rotate(requireUuid(userId, 'the user id'));
   }
 
   async showKey(userId: string): Promise<KeySummary> {
     const user = await this.getUser(userId);
-    if (!user.keyHash || !user.keyLastFour || !user.keyCreatedAt) throw new RecordNotFoundError(`user ${user.id} has no key`);
-    return { userId: user.id, masked: maskApiKey(user.keyLastFour), createdAt: user.keyCreatedAt };
+    const summary = this.keys.summary(user);
+    if (!summary) throw new RecordNotFoundError(`user ${user.id} has no key`);
+    return summary;
   }
 
-  async revokeKey(userId: string): Promise<void> {
-    const user = await this.getUser(userId);
-    if (!user.keyHash) throw new RecordNotFoundError(`user ${user.id} has no key`);
-    // The key item goes first: from that moment the key no longer authenticates.
-    await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: itemKey.apiKey(user.keyHash) }));
-    await this.conditionalKeyUpdate(user.id, user.keyHash, {
-      UpdateExpression: 'REMOVE keyHash, keyLastFour, keyCreatedAt',
-    });
-  }
-
-  private async writeKey(userId: string, oldHash: string | undefined): Promise<IssuedKey> {
-    const key = generateApiKey();
-    const keyHash = hashApiKey(key);
-    const createdAt = this.now().toISOString();
-    // Old key out first (fail closed), then the conditional user update that commits the change
-    // and loses cleanly to a concurrent generate/rotate, then the new key item that makes it work.
-    if (oldHash) await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: itemKey.apiKey(oldHash) }));
-    await this.conditionalKeyUpdate(userId, oldHash, {
-      UpdateExpression: 'SET keyHash = :new, keyLastFour = :lastFour, keyCreatedAt = :createdAt',
-      ExpressionAttributeValues: { ':new': keyHash, ':lastFour': keyLastFour(key), ':createdAt': createdAt },
-    });
-    await this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: { ...itemKey.apiKey(keyHash), userId, createdAt },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-    return { userId, key, createdAt };
-  }
-
-  /** Updates the user's key fields only if the stored key is still `expected` (none: no key). */
-  private async conditionalKeyUpdate(
-    userId: string,
-    expected: string | undefined,
-    update: { UpdateExpression: string; ExpressionAttributeValues?: Record<string, unknown> },
-  ): Promise<void> {
-    await this.updateIf(
-      itemKey.user(userId),
-      update.UpdateExpression,
-      expected ? 'attribute_exists(pk) AND keyHash = :expected' : 'attribute_exists(pk) AND attribute_not_exists(keyHash)',
-      { ...update.ExpressionAttributeValues, ...(expected && { ':expected': expected }) },
-      async (cause) => new RecordConflictError(`the key of user ${userId} changed meanwhile; check it with "key show" and run the command again`, { cause }),
-    );
+  revokeKey(userId: string): Promise<void> {
+    return this.keys.revoke(requireUuid(userId, 'the user id'));
   }
 
   /** One item, read strongly consistent, or the not-found error with `missing` as its message. */

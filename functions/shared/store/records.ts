@@ -1,4 +1,4 @@
-/** What the admin store reads and writes, and the errors it answers with. */
+/** What the admin store and the key store read and write, and the errors they answer with. */
 
 /** The named record does not exist (or the relation to remove is not there). */
 export class RecordNotFoundError extends Error {
