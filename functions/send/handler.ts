@@ -21,7 +21,7 @@ import type { Caller } from './authorisation';
 import { authenticate } from './authorisation';
 import type { SendDependencies } from './send-request';
 import { handleSendRequest } from './send-request';
-import { SEND_METHODS, SEND_PATH } from './route';
+import { ALL_ROUTES, API_ROUTES } from '../shared/http/api-routes';
 
 export { SEND_PATH } from './route';
 
@@ -42,7 +42,7 @@ export function createHandler(deps: SendDependencies, tracing?: Tracing) {
     .use(requestLog({ logger, metrics, now }))
     .use(httpHeaderNormalizer())
     .use(problemResponses({ logger, typeBase: config.problemTypeBase }))
-    .use(route({ path: SEND_PATH, methods: SEND_METHODS }))
+    .use(route({ ...API_ROUTES.send, known: ALL_ROUTES }))
     // The order of checks (README, "Order of checks"): path and method, a well-formed key, the
     // body's size and media type, the key itself, then the body.
     .use(requireBearer())

@@ -1,6 +1,9 @@
 /**
- * Where the send function answers. Free of side effects, so the CDK stack, the local gateway and
- * the tests can import the path without wiring AWS clients (which `handler.ts` does on load).
+ * Where the send function answers (see functions/shared/http/api-routes.ts). Free of side
+ * effects, so the CDK stack, the local gateway and the tests can import the path without wiring
+ * AWS clients (which `index.ts` does on load).
  */
-export const SEND_PATH = '/v1.2/email/send';
-export const SEND_METHODS = ['POST'] as const;
+import { API_ROUTES } from '../shared/http/api-routes';
+
+export const SEND_PATH = API_ROUTES.send.path;
+export const SEND_METHODS = API_ROUTES.send.methods;

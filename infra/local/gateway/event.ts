@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { JwtAuthorization } from './routing';
 
 // Bodies of these types reach the function as text (when they are UTF-8); anything else (or no
 // type) as base64, as API Gateway does, so a handler that mishandles binary input fails here as
@@ -29,8 +30,16 @@ function decode(text: string): string {
   }
 }
 
+/** Which route matched, as API Gateway tells the function; `$default` when none did. */
+export interface MatchedRoute {
+  readonly routeKey: string;
+  readonly pathParameters?: Record<string, string> | undefined;
+  /** The claims a JWT authorizer accepted, handed on as `requestContext.authorizer.jwt`. */
+  readonly jwt?: JwtAuthorization | undefined;
+}
+
 /** The payload v2 event for one request, shaped as API Gateway delivers it. */
-export function toHttpApiEvent(req: IncomingMessage, body: Buffer): APIGatewayProxyEventV2 {
+export function toHttpApiEvent(req: IncomingMessage, body: Buffer, matched: MatchedRoute = { routeKey: '$default' }): APIGatewayProxyEventV2 {
   const url = req.url ?? '/';
   const queryAt = url.indexOf('?');
   const rawPath = queryAt === -1 ? url : url.slice(0, queryAt);
@@ -73,13 +82,15 @@ export function toHttpApiEvent(req: IncomingMessage, body: Buffer): APIGatewayPr
 
   return {
     version: '2.0',
-    routeKey: '$default',
+    routeKey: matched.routeKey,
     rawPath,
     rawQueryString,
     ...(cookies && { cookies }),
     headers,
     ...(queryStringParameters && { queryStringParameters }),
+    ...(matched.pathParameters && { pathParameters: matched.pathParameters }),
     requestContext: {
+      ...(matched.jwt && { authorizer: { jwt: { claims: { ...matched.jwt.claims }, scopes: matched.jwt.scopes ? [...matched.jwt.scopes] : null } } }),
       accountId: '000000000000',
       apiId: 'local',
       domainName: host,
@@ -92,7 +103,7 @@ export function toHttpApiEvent(req: IncomingMessage, body: Buffer): APIGatewayPr
         userAgent: headers['user-agent'] ?? '',
       },
       requestId: randomUUID(),
-      routeKey: '$default',
+      routeKey: matched.routeKey,
       stage: '$default',
       time: gatewayTime(now),
       timeEpoch: now.getTime(),

@@ -9,7 +9,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
-import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { InvalidAccessTokenProblem } from '../../../functions/shared/http/problems';
 import { DEFAULTS as SERVICE_DEFAULTS } from '../../../functions/shared/runtime/config';
 import { serveDocs } from '../docs';
 import { lambdaContext, toHttpApiEvent } from './event';
@@ -17,15 +17,18 @@ import { answerUnparsedRequests, trackResponse } from './pipelining';
 import { gatewayProblems, sendProblem } from './problems';
 import { readBody } from './read-body';
 import { sendJson, writeResult } from './result';
+import type { GatewayRoute, LambdaHandler } from './routing';
+import { matchRoute } from './routing';
 
 export { lambdaContext, toHttpApiEvent } from './event';
 export { writeResult } from './result';
-
-export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2 | undefined | void>;
+export type { GatewayRoute, LambdaHandler } from './routing';
 
 export interface ApiServerOptions {
-  /** Set once the stack is ready; until then every request answers 503. */
+  /** The `$default` route's function. Set once the stack is ready; until then every request answers 503. */
   handler?: LambdaHandler;
+  /** Routes to other functions, matched before `$default` (see `routing.ts`). */
+  routes?: readonly GatewayRoute[];
   /** What `GET /` answers, so tools can wait for readiness. */
   index?: () => Record<string, unknown>;
   region?: string;
@@ -56,12 +59,14 @@ const DEFAULTS = {
 
 export interface ApiServer {
   readonly server: Server;
-  setHandler(handler: LambdaHandler): void;
+  /** Sets the `$default` function, and with it the other routes: the API is then ready. */
+  setHandler(handler: LambdaHandler, routes?: readonly GatewayRoute[]): void;
 }
 
 export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
   const options = { ...DEFAULTS, ...opts };
   let handler = options.handler;
+  let routes = options.routes ?? [];
 
   const server = createServer((req, res) => {
     const started = Date.now();
@@ -96,9 +101,20 @@ export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
       sendProblem(res, gatewayProblems.starting(), options.problemTypeBase);
       return;
     }
-    const event = toHttpApiEvent(req, body);
-    const context = lambdaContext(options);
-    const result = await withTimeout(handler(event, context), options.timeoutMs + 1_000);
+    const matched = matchRoute(routes, (req.method ?? 'GET').toUpperCase(), pathOf(req.url));
+    let jwt;
+    if (matched?.route.authorizer) {
+      // Refused here, before any function runs, as API Gateway's JWT authorizer does.
+      jwt = await matched.route.authorizer(headerOf(req, 'authorization'));
+      if (!jwt) {
+        sendProblem(res, new InvalidAccessTokenProblem(), options.problemTypeBase);
+        return;
+      }
+    }
+    const event = toHttpApiEvent(req, body, matched ? { ...matched, jwt } : undefined);
+    const context = lambdaContext({ ...options, ...(matched && { functionName: matched.route.functionName }) });
+    const run = matched?.route.handler ?? handler;
+    const result = await withTimeout(run(event, context), options.timeoutMs + 1_000);
     if (result === TIMED_OUT) {
       sendProblem(res, gatewayProblems.timedOut(options.timeoutMs), options.problemTypeBase);
       return;
@@ -108,10 +124,16 @@ export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
 
   return {
     server,
-    setHandler(next) {
+    setHandler(next, nextRoutes = routes) {
       handler = next;
+      routes = nextRoutes;
     },
   };
+}
+
+function headerOf(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(',') : value;
 }
 
 function pathOf(url: string | undefined): string {
