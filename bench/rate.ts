@@ -83,6 +83,7 @@ async function rig(rate: number, instances: number, functionTimeoutMs?: number):
     for (let i = 0; i < instances; i++) {
       const stack = await startLocalStack({
         port: 0,
+        oidcPort: 0,
         data: 'memory',
         dynamodbEndpoint: dynamo.endpoint,
         sesEndpoint: proxy.endpoint,

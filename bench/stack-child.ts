@@ -30,6 +30,7 @@ function required(name: string): string {
 async function start(serviceEnv: Readonly<Record<string, string>>): Promise<StackInfo> {
   const stack = await startLocalStack({
     port: 0,
+    oidcPort: 0,
     data: 'memory',
     dynamodbEndpoint,
     sesEndpoint,

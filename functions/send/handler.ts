@@ -42,7 +42,7 @@ export function createHandler(deps: SendDependencies, tracing?: Tracing) {
     .use(requestLog({ logger, metrics, now }))
     .use(httpHeaderNormalizer())
     .use(problemResponses({ logger, typeBase: config.problemTypeBase }))
-    .use(route({ ...API_ROUTES.send, known: ALL_ROUTES }))
+    .use(route({ serves: [API_ROUTES.send], known: ALL_ROUTES }))
     // The order of checks (README, "Order of checks"): path and method, a well-formed key, the
     // body's size and media type, the key itself, then the body.
     .use(requireBearer())

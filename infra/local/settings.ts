@@ -14,7 +14,7 @@ export { regionFrom };
 export const LOCAL_TABLE_NAME = 'email-send-api-local';
 export const LOOPBACK = '127.0.0.1';
 
-export const DEFAULT_PORTS = { PORT: 3000, DYNAMODB_PORT: 8000, SES_PORT: 8005 } as const;
+export const DEFAULT_PORTS = { PORT: 3000, DYNAMODB_PORT: 8000, SES_PORT: 8005, OIDC_PORT: 8010 } as const;
 export type PortVariable = keyof typeof DEFAULT_PORTS;
 
 /** `<repo>/.local`, wherever the command is started from. */

@@ -3,8 +3,8 @@
  * module that Lambda runs. `start.ts` is the command-line face of `startLocalStack`; tests call
  * it directly, on port 0.
  */
-import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
-import { isAbsolute, join, relative } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { loadConfig } from '../../functions/shared/runtime/config';
@@ -15,12 +15,14 @@ import { DynamoDbAdminStore } from '../admin/admin-store';
 import { closeServer, ensureTable, listening, startDynamoDb } from './emulators';
 import { startLocalSes } from './ses-rate-gate';
 import type { RunningService } from './emulators';
-import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
 import type { DemoState, DemoTenant } from './seed';
 import { curlCommand, ensureDemo } from './seed';
 import type { LambdaHandler } from './gateway/server';
 import { createApiServer } from './gateway/server';
-import type { PortVariable } from './settings';
+import { SETTINGS_PAGE_PATH, settingsRoutes, startLocalSignIn } from './sign-in';
+import { LocalStackError, claimPort, describeStoreFault, displayPath, lockDataDir } from './start-guards';
+
+export { LocalStackError, PortUnavailableError, displayPath } from './start-guards';
 import { DEFAULT_DATA_DIR, DEFAULT_PORTS, LOCAL_TABLE_NAME, LOOPBACK, endpointFrom, localTableName, maxSendRateFrom, portFrom, regionFrom, placeholderCredentials } from './settings';
 
 export interface LocalStackOptions {
@@ -28,6 +30,8 @@ export interface LocalStackOptions {
   readonly port?: number;
   readonly dynamodbPort?: number;
   readonly sesPort?: number;
+  /** The embedded OpenID provider the settings page signs in with (default 8010). */
+  readonly oidcPort?: number;
   /** `memory` keeps nothing on disk and seeds a fresh demo on every start. */
   readonly data?: 'disk' | 'memory';
   /** Where dynalite's files and demo.json live in disk mode (default `<repo>/.local`). */
@@ -51,6 +55,9 @@ export interface LocalStack {
   /** e.g. http://127.0.0.1:3000 */
   readonly apiUrl: string;
   readonly sendUrl: string;
+  /** The self-service settings page, and the OpenID provider it signs in with. */
+  readonly settingsUrl: string;
+  readonly oidcIssuer: string;
   /** The SES endpoint in use; with the stack's own emulator, also its web viewer. */
   readonly sesUrl: string;
   readonly viewerUrl: string | undefined;
@@ -64,27 +71,6 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-/** A port cannot be used; names the port and the variable that sets it. */
-export class PortUnavailableError extends Error {
-  readonly port: number;
-  readonly variable: PortVariable;
-  constructor(port: number, variable: PortVariable, code: string | undefined, options?: ErrorOptions) {
-    const reason = code === 'EACCES' ? 'is not allowed for this user' : 'is already in use';
-    super(`Port ${port} (${variable}) ${reason}: stop what is using it or set ${variable} to another port, e.g. ${variable}=${port + 1}.`, options);
-    this.name = 'PortUnavailableError';
-    this.port = port;
-    this.variable = variable;
-  }
-}
-
-/** The stack cannot start for a reason the operator can fix; the message says how. */
-export class LocalStackError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'LocalStackError';
-  }
-}
-
 /** `npm start`'s options from its environment (see the README for each variable). */
 export function optionsFromEnv(env: Readonly<Record<string, string | undefined>>): LocalStackOptions {
   const data = env.LOCAL_DATA?.trim();
@@ -93,6 +79,7 @@ export function optionsFromEnv(env: Readonly<Record<string, string | undefined>>
     port: portFrom(env, 'PORT'),
     dynamodbPort: portFrom(env, 'DYNAMODB_PORT'),
     sesPort: portFrom(env, 'SES_PORT'),
+    oidcPort: portFrom(env, 'OIDC_PORT'),
     data: data === 'memory' ? 'memory' : 'disk',
     ...(env.LOCAL_DATA_DIR?.trim() && { dataDir: env.LOCAL_DATA_DIR.trim() }),
     dynamodbEndpoint: endpointFrom(env, 'DYNAMODB_ENDPOINT'),
@@ -101,66 +88,6 @@ export function optionsFromEnv(env: Readonly<Record<string, string | undefined>>
     tableName: localTableName(env),
     region: regionFrom(env),
   };
-}
-
-function errorCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
-async function claimPort<T>(port: number, variable: PortVariable, start: () => Promise<T>): Promise<T> {
-  try {
-    return await start();
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === 'EADDRINUSE' || code === 'EACCES') throw new PortUnavailableError(port, variable, code, { cause: error });
-    throw error;
-  }
-}
-
-/** A path as the operator would type it: relative when under the current folder. */
-export function displayPath(path: string): string {
-  const rel = relative(process.cwd(), path);
-  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return errorCode(error) === 'EPERM';
-  }
-}
-
-/**
- * LevelDB allows one user of a folder at a time, and dynalite crashes its process when that
- * goes wrong mid-request; so a second stack on the same data is stopped here, with a message.
- * A lock left by a stack that died is taken over.
- */
-async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
-  const path = join(dataDir, 'stack.pid');
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await writeFile(path, `${process.pid}\n`, { flag: 'wx' });
-      return () => unlink(path).catch(() => undefined);
-    } catch (error) {
-      if (errorCode(error) !== 'EEXIST' || attempt > 0) throw error;
-    }
-    const pid = Number((await readFile(path, 'utf8').catch(() => '')).trim());
-    if (Number.isInteger(pid) && pid > 0 && isRunning(pid)) {
-      throw new LocalStackError(
-        `Another local stack (pid ${pid}) is using ${displayPath(dataDir)}. Stop it, or set LOCAL_DATA_DIR to another folder or LOCAL_DATA=memory.`,
-      );
-    }
-    await unlink(path).catch(() => undefined);
-  }
-}
-
-function describeStoreFault(error: unknown, endpoint: string, external: boolean): LocalStackError | undefined {
-  const code = networkErrorCode(error);
-  const where = external ? `DynamoDB at ${endpoint} (DYNAMODB_ENDPOINT)` : `the embedded DynamoDB at ${endpoint}`;
-  return code ? new LocalStackError(`Cannot reach ${where} (${code}).`, { cause: error }) : undefined;
 }
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
@@ -223,6 +150,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       log(`SES       ${sesUrl} (${ses.description})`);
     }
 
+    const oidcPort = options.oidcPort ?? DEFAULT_PORTS.OIDC_PORT;
+    const provider = await claimPort(oidcPort, 'OIDC_PORT', () => startLocalSignIn({ apiUrl, port: oidcPort }));
+    cleanups.push(() => provider.close());
+    log(`Sign-in   ${provider.issuer} (local OpenID provider for the settings page)`);
+
     const credentials = placeholderCredentials(process.env, [dynamodbEndpoint, sesUrl]);
 
     const tableClient = new DynamoDBClient({ region, endpoint: dynamodbEndpoint, maxAttempts: 2, ...(credentials && { credentials }) });
@@ -246,19 +178,23 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const config = { ...serviceConfig, dynamodbEndpoint, sesEndpoint: sesUrl };
     const handler = createHandler(createDependencies(config, { credentials }));
     const sendUrl = `${apiUrl}${SEND_PATH}`;
+    const settingsUrl = `${apiUrl}${SETTINGS_PAGE_PATH}`;
     index = {
       service: 'email-send-api (local)',
       endpoints: [{ method: 'POST', url: sendUrl }],
+      settingsPage: settingsUrl,
       ...(viewerUrl && { mailViewer: viewerUrl }),
       dynamodb: dynamodbEndpoint,
       table: tableName,
     };
-    api.setHandler(handler as unknown as LambdaHandler);
+    api.setHandler(handler as unknown as LambdaHandler, settingsRoutes({ provider, store: config, credentials }));
 
     const demo = demoState.status === 'broken' ? undefined : { ...demoState.demo, status: demoState.status, curl: curlCommand(sendUrl, demoState.demo) };
     return {
       apiUrl,
       sendUrl,
+      settingsUrl,
+      oidcIssuer: provider.issuer,
       sesUrl,
       viewerUrl,
       dynamodbEndpoint,

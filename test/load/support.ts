@@ -9,7 +9,7 @@ import { startLocalStack } from '../../infra/local/stack';
 export function useLocalStack(receive: (stack: LocalStack) => void): void {
   let stack: LocalStack | undefined;
   beforeAll(async () => {
-    stack = await startLocalStack({ port: 0, dynamodbPort: 0, sesPort: 0, data: 'memory', serviceEnv: { AUTH_CACHE_SECONDS: '30' }, log: () => undefined });
+    stack = await startLocalStack({ port: 0, dynamodbPort: 0, sesPort: 0, oidcPort: 0, data: 'memory', serviceEnv: { AUTH_CACHE_SECONDS: '30' }, log: () => undefined });
     receive(stack);
   }, 60_000);
   afterAll(async () => stack?.stop());

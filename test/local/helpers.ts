@@ -21,6 +21,7 @@ export async function startTestStack(options: LocalStackOptions = {}): Promise<T
     port: 0,
     dynamodbPort: 0,
     sesPort: 0,
+    oidcPort: 0,
     data: 'memory',
     ...options,
     serviceEnv: { AUTH_CACHE_SECONDS: '0', ...options.serviceEnv },

@@ -103,10 +103,11 @@ describe('ports', () => {
     ['PORT', 'port'],
     ['DYNAMODB_PORT', 'dynamodbPort'],
     ['SES_PORT', 'sesPort'],
+    ['OIDC_PORT', 'oidcPort'],
   ] as const)('a taken %s fails with a message naming it, and leaves nothing running', async (variable, option) => {
     const taken = await occupyPort(0);
     const port = (taken.address() as { port: number }).port;
-    const others = { port: await freePort(), dynamodbPort: await freePort(), sesPort: await freePort() };
+    const others = { port: await freePort(), dynamodbPort: await freePort(), sesPort: await freePort(), oidcPort: await freePort() };
     try {
       const start = startLocalStack({ data: 'memory', ...others, [option]: port });
       await expect(start).rejects.toThrow(PortUnavailableError);

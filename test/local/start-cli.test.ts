@@ -70,8 +70,8 @@ async function waitUntil(started: Started, what: string, condition: () => Promis
 }
 
 /** Free ports for a stack, and the environment that gives them to it. */
-async function stackPorts(): Promise<{ ports: Record<'PORT' | 'DYNAMODB_PORT' | 'SES_PORT', number>; env: Record<string, string> }> {
-  const ports = { PORT: await freePort(), DYNAMODB_PORT: await freePort(), SES_PORT: await freePort() };
+async function stackPorts(): Promise<{ ports: Record<'PORT' | 'DYNAMODB_PORT' | 'SES_PORT' | 'OIDC_PORT', number>; env: Record<string, string> }> {
+  const ports = { PORT: await freePort(), DYNAMODB_PORT: await freePort(), SES_PORT: await freePort(), OIDC_PORT: await freePort() };
   return { ports, env: Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)])) };
 }
 
@@ -92,7 +92,7 @@ function printedCurl(stdout: string): string {
 
 describe('npm start (infra/local/start.ts as a process)', () => {
   it('prints a working curl, serves until SIGINT, then stops cleanly with exit code 0', async () => {
-    const ports = { PORT: await freePort(), DYNAMODB_PORT: await freePort(), SES_PORT: await freePort() };
+    const ports = { PORT: await freePort(), DYNAMODB_PORT: await freePort(), SES_PORT: await freePort(), OIDC_PORT: await freePort() };
     const env = Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)]));
     const stack = startProcess(TSX, ['infra/local/start.ts'], env);
     const apiUrl = `http://127.0.0.1:${ports.PORT}`;
@@ -103,6 +103,10 @@ describe('npm start (infra/local/start.ts as a process)', () => {
     const { stdout } = stack.output();
     expect(stdout).toContain(`POST ${apiUrl}/v1.2/email/send`);
     expect(stdout).toContain(`Mail viewer  ${sesUrl}/`);
+    expect(stdout).toContain(`Settings     ${apiUrl}/settings`);
+    const settings = await fetch(`${apiUrl}/settings`);
+    expect([settings.status, settings.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
+    expect(await settings.text()).toContain('<title>Settings');
 
     const curl = printedCurl(stdout);
     const key = /Bearer (tme_[0-9A-Za-z]+)/.exec(curl)?.[1];

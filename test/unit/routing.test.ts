@@ -55,20 +55,23 @@ describe('route middleware', () => {
   const known = [own, { path: '/v1.2/me/api-key', methods: ['POST', 'DELETE'] }];
 
   it('passes its own route through', async () => {
-    expect(await answerOf('POST', '/v1.2/email/send', own)).toBe('passed');
+    expect(await answerOf('POST', '/v1.2/email/send', { serves: [own] })).toBe('passed');
+    const assets = { path: '/settings/{proxy+}', methods: ['GET'] };
+    expect(await answerOf('GET', '/settings/app.js', { serves: [assets] })).toBe('passed');
+    expect(await answerOf('PUT', '/settings/app.js', { serves: [own], known: [assets] })).toBeInstanceOf(MethodNotAllowedProblem);
   });
 
   it('answers 405 with Allow for a wrong method on any path the API serves', async () => {
-    const own405 = await answerOf('GET', '/v1.2/email/send', { ...own, known });
+    const own405 = await answerOf('GET', '/v1.2/email/send', { serves: [own], known });
     expect(own405).toBeInstanceOf(MethodNotAllowedProblem);
     expect((own405 as MethodNotAllowedProblem).headers).toEqual({ Allow: 'POST' });
-    const other = await answerOf('PUT', '/v1.2/me/api-key', { ...own, known });
+    const other = await answerOf('PUT', '/v1.2/me/api-key', { serves: [own], known });
     expect(other).toBeInstanceOf(MethodNotAllowedProblem);
     expect((other as MethodNotAllowedProblem).headers).toEqual({ Allow: 'POST, DELETE' });
   });
 
   it('answers 404 for a path no route has, and for another route\'s path when it knows no others', async () => {
-    expect(await answerOf('GET', '/v1.2/nothing', { ...own, known })).toBeInstanceOf(NotFoundProblem);
-    expect(await answerOf('PUT', '/v1.2/me/api-key', own)).toBeInstanceOf(NotFoundProblem);
+    expect(await answerOf('GET', '/v1.2/nothing', { serves: [own], known })).toBeInstanceOf(NotFoundProblem);
+    expect(await answerOf('PUT', '/v1.2/me/api-key', { serves: [own] })).toBeInstanceOf(NotFoundProblem);
   });
 });

@@ -7,15 +7,42 @@
  * function must know every path: another route's path with the wrong method is a 405 there too.
  */
 export interface ApiRoute {
+  /** A path, optionally ending in a greedy variable: `/settings/{proxy+}`. */
   readonly path: string;
   readonly methods: readonly string[];
 }
 
 export const API_ROUTES = {
   send: { path: '/v1.2/email/send', methods: ['POST'] },
+  // The settings API (functions/me), behind the JWT authorizer.
+  me: { path: '/v1.2/me', methods: ['GET'] },
+  meApiKey: { path: '/v1.2/me/api-key', methods: ['POST', 'DELETE'] },
+  meApiKeyRotate: { path: '/v1.2/me/api-key/rotate', methods: ['POST'] },
+  // The settings page (functions/settings-page), public static files.
+  settingsPage: { path: '/settings', methods: ['GET'] },
+  settingsAssets: { path: '/settings/{proxy+}', methods: ['GET'] },
 } as const satisfies Record<string, ApiRoute>;
 
+/** The routes the settings API serves, each behind the JWT authorizer. */
+export const ME_ROUTES: readonly ApiRoute[] = [API_ROUTES.me, API_ROUTES.meApiKey, API_ROUTES.meApiKeyRotate];
+/** The routes of the settings page's files: public. */
+export const SETTINGS_PAGE_ROUTES: readonly ApiRoute[] = [API_ROUTES.settingsPage, API_ROUTES.settingsAssets];
+
 export const ALL_ROUTES: readonly ApiRoute[] = Object.values(API_ROUTES);
+
+const GREEDY = /^(.*)\/\{([A-Za-z0-9_]+)\+\}$/;
+
+/**
+ * Whether `path` is one the route's path pattern covers, as API Gateway matches it: exactly, or,
+ * for a greedy variable, one or more segments below its prefix. The parameters it binds, if any.
+ */
+export function matchPath(pattern: string, path: string): { readonly parameters: Record<string, string> | undefined } | undefined {
+  const greedy = GREEDY.exec(pattern);
+  if (!greedy) return pattern === path ? { parameters: undefined } : undefined;
+  const [, prefix, name] = greedy as unknown as [string, string, string];
+  if (!path.startsWith(`${prefix}/`) || path.length === prefix.length + 1) return undefined;
+  return { parameters: { [name]: path.slice(prefix.length + 1) } };
+}
 
 /** `POST /v1.2/email/send`, for messages that tell a lost client what is served. */
 export function describeRoute(route: ApiRoute): string {

@@ -100,21 +100,6 @@ export class InvalidCredentialsProblem extends HttpProblem {
   }
 }
 
-/**
- * The request to a signed-in endpoint does not carry a valid, current access token from the
- * deployment's OpenID provider (401); an API key is refused here too.
- */
-export class InvalidAccessTokenProblem extends HttpProblem {
-  constructor(options?: ErrorOptions) {
-    super(401, 'invalid-access-token', 'Sign-in required', {
-      ...options,
-      detail: 'Send the access token of a current sign-in as "Authorization: Bearer <JWT>"; API keys are not accepted here.',
-      headers: { 'WWW-Authenticate': `Bearer realm="${AUTH_REALM}", error="invalid_token"` },
-    });
-    this.name = 'InvalidAccessTokenProblem';
-  }
-}
-
 /** The caller may not act in that Organization; unknown and not-a-member look the same (403). */
 export class OrganizationForbiddenProblem extends HttpProblem {
   constructor(options?: ErrorOptions) {

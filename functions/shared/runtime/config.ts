@@ -56,17 +56,27 @@ export const DEFAULTS = {
   problemTypeBase: 'https://email-send-api.example/problems/',
 } as const;
 
-export function loadConfig(env: Env = process.env): Config {
-  const read = new SettingsReader(fromEnv(env));
+/** What every function of the service reads: where its table is, and how its problems are named. */
+export type StoreConfig = Pick<Config, 'tableName' | 'region' | 'dynamodbEndpoint' | 'problemTypeBase'>;
+
+/** The settings every function shares, read with the function's own reader (problems collected there). */
+export function readStoreConfig(read: SettingsReader, env: Env): StoreConfig {
   const tableName = read.text('TABLE_NAME');
   if (tableName === undefined) read.problem('TABLE_NAME is required (the DynamoDB table name)');
   const problemTypeBase = read.text('PROBLEM_TYPE_BASE');
   if (problemTypeBase !== undefined && !URL.canParse(problemTypeBase)) read.problem(`PROBLEM_TYPE_BASE must be a URL, got "${problemTypeBase}"`);
-
-  const config: Config = {
+  return {
     tableName: tableName ?? '',
     region: regionFrom(env),
     dynamodbEndpoint: read.endpoint('DYNAMODB_ENDPOINT'),
+    problemTypeBase: problemTypeBase ?? DEFAULTS.problemTypeBase,
+  };
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const read = new SettingsReader(fromEnv(env));
+  const config: Config = {
+    ...readStoreConfig(read, env),
     sesEndpoint: read.endpoint('SES_ENDPOINT'),
     sesConfigurationSet: read.text('SES_CONFIGURATION_SET'),
     maxMessages: read.integer('MAX_MESSAGES', DEFAULTS.maxMessages, 1, 10_000),
@@ -75,7 +85,6 @@ export function loadConfig(env: Env = process.env): Config {
     authCacheSeconds: read.integer('AUTH_CACHE_SECONDS', DEFAULTS.authCacheSeconds, 0, 60),
     sesMaxSendRate: read.decimal('SES_MAX_SEND_RATE', 0.1, 100_000),
     sendDeadlineMs: read.integer('SEND_DEADLINE_MS', DEFAULTS.sendDeadlineMs, 100, 900_000),
-    problemTypeBase: problemTypeBase ?? DEFAULTS.problemTypeBase,
   };
   read.finish((message) => new ConfigError(`Invalid configuration: ${message}`));
   return config;

@@ -4,6 +4,7 @@
  * `$default`. A route may carry a JWT authorizer, checked before its function is called.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { matchPath } from '../../../functions/shared/http/api-routes';
 
 export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyResultV2 | undefined | void>;
 
@@ -32,26 +33,16 @@ export interface RouteMatch {
   readonly pathParameters: Record<string, string> | undefined;
 }
 
-const GREEDY = /^(.*)\/\{([A-Za-z0-9_]+)\+\}$/;
-
-function matchPath(pattern: string, path: string): Record<string, string> | undefined | false {
-  const greedy = GREEDY.exec(pattern);
-  if (!greedy) return pattern === path ? undefined : false;
-  const [, prefix, name] = greedy as unknown as [string, string, string];
-  if (!path.startsWith(`${prefix}/`) || path.length === prefix.length + 1) return false;
-  return { [name]: path.slice(prefix.length + 1) };
-}
-
 export function matchRoute(routes: readonly GatewayRoute[], method: string, path: string): RouteMatch | undefined {
   let best: { readonly match: RouteMatch; readonly rank: number } | undefined;
   for (const route of routes) {
     if (route.method !== method && route.method !== 'ANY') continue;
-    const parameters = matchPath(route.path, path);
-    if (parameters === false) continue;
+    const matched = matchPath(route.path, path);
+    if (!matched) continue;
     // A full path outranks a greedy variable; then a named method outranks ANY.
-    const rank = (parameters === undefined ? 2 : 0) + (route.method === method ? 1 : 0);
+    const rank = (matched.parameters === undefined ? 2 : 0) + (route.method === method ? 1 : 0);
     if (best && best.rank >= rank) continue;
-    best = { match: { route, routeKey: `${route.method} ${route.path}`, pathParameters: parameters }, rank };
+    best = { match: { route, routeKey: `${route.method} ${route.path}`, pathParameters: matched.parameters }, rank };
   }
   return best?.match;
 }

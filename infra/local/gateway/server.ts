@@ -9,7 +9,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
-import { InvalidAccessTokenProblem } from '../../../functions/shared/http/problems';
+import { InvalidAccessTokenProblem } from '../../../functions/me/problems';
 import { DEFAULTS as SERVICE_DEFAULTS } from '../../../functions/shared/runtime/config';
 import { serveDocs } from '../docs';
 import { lambdaContext, toHttpApiEvent } from './event';

@@ -7,26 +7,30 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { ApiRoute } from '../api-routes';
-import { describeRoute } from '../api-routes';
+import { describeRoute, matchPath } from '../api-routes';
 import { MethodNotAllowedProblem, NotFoundProblem } from '../problems';
 
-export interface RouteOptions extends ApiRoute {
+export interface RouteOptions {
+  /** The routes this function serves. */
+  readonly serves: readonly ApiRoute[];
   /** Other routes of the API, answered with 405 on a wrong method instead of 404. */
   readonly known?: readonly ApiRoute[];
 }
 
 export function route(options: RouteOptions): middy.MiddlewareObj<APIGatewayProxyEventV2> {
-  const routes = [options, ...(options.known ?? [])];
+  const { serves, known = [] } = options;
+  const served = serves.map(describeRoute).join('; ');
   const routeBefore: middy.MiddlewareFn<APIGatewayProxyEventV2> = async (request) => {
     const { rawPath, requestContext } = request.event;
     const method = requestContext.http.method.toUpperCase();
-    const atPath = routes.filter((candidate) => candidate.path === rawPath);
-    if (atPath.length === 0) throw new NotFoundProblem(rawPath, describeRoute(options));
-    if (rawPath === options.path && options.methods.includes(method)) return;
+    const at = (routes: readonly ApiRoute[]) => routes.filter((candidate) => matchPath(candidate.path, rawPath));
+    if (at(serves).some((candidate) => candidate.methods.includes(method))) return;
+    const atPath = [...at(serves), ...at(known)];
+    if (atPath.length === 0) throw new NotFoundProblem(rawPath, served);
     const allow = [...new Set(atPath.flatMap((candidate) => candidate.methods))];
     if (!allow.includes(method)) throw new MethodNotAllowedProblem(method, allow);
     // The right method at a path another function serves: only a misrouted request gets here.
-    throw new NotFoundProblem(rawPath, describeRoute(options));
+    throw new NotFoundProblem(rawPath, served);
   };
   return { before: routeBefore };
 }

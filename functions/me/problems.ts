@@ -1,0 +1,77 @@
+/**
+ * The settings API's own answers (CONTRACT section 9), beside the shared ones in
+ * functions/shared/http/problems.ts. The local gateway uses `InvalidAccessTokenProblem` for a
+ * token it refuses, as API Gateway's JWT authorizer refuses it in AWS.
+ */
+import { AUTH_REALM, HttpProblem } from '../shared/http/problems';
+
+/**
+ * The request does not carry a valid, current access token from the deployment's OpenID
+ * provider (401); an API key is refused here too.
+ */
+export class InvalidAccessTokenProblem extends HttpProblem {
+  constructor(options?: ErrorOptions) {
+    super(401, 'invalid-access-token', 'Sign-in required', {
+      ...options,
+      detail: 'Send the access token of a current sign-in as "Authorization: Bearer <JWT>"; API keys are not accepted here.',
+      headers: { 'WWW-Authenticate': `Bearer realm="${AUTH_REALM}", error="invalid_token"` },
+    });
+    this.name = 'InvalidAccessTokenProblem';
+  }
+}
+
+/** The signed-in e-mail belongs to no user of the service, or is not verified (403). */
+export class NoAccessProblem extends HttpProblem {
+  constructor(options?: ErrorOptions) {
+    super(403, 'no-access', 'No access', {
+      ...options,
+      detail: 'This sign-in has no access to the email API: no user of the service has its verified e-mail address. Ask your operator to add you.',
+    });
+    this.name = 'NoAccessProblem';
+  }
+}
+
+/** Generate was asked for while the user already has a key (409); rotate replaces it. */
+export class KeyExistsProblem extends HttpProblem {
+  constructor(options?: ErrorOptions) {
+    super(409, 'key-exists', 'You already have an API key', {
+      ...options,
+      detail: 'Each user has at most one API key. Rotate it (POST /v1.2/me/api-key/rotate) to replace it.',
+    });
+    this.name = 'KeyExistsProblem';
+  }
+}
+
+/** Rotate was asked for while the user has no key (404); generate creates one. */
+export class NoKeyProblem extends HttpProblem {
+  constructor(options?: ErrorOptions) {
+    super(404, 'no-key', 'You have no API key', {
+      ...options,
+      detail: 'There is no key to rotate. Generate one (POST /v1.2/me/api-key).',
+    });
+    this.name = 'NoKeyProblem';
+  }
+}
+
+/** The OpenID provider could not say who the token belongs to (503); nothing was changed. */
+export class IdentityProviderUnavailableProblem extends HttpProblem {
+  constructor(options?: ErrorOptions) {
+    super(503, 'identity-provider-unavailable', 'Sign-in provider unavailable', {
+      ...options,
+      detail: 'The OpenID provider could not confirm the signed-in e-mail address. Nothing was changed; retry in a moment.',
+      headers: { 'Retry-After': '5' },
+    });
+    this.name = 'IdentityProviderUnavailableProblem';
+  }
+}
+
+/** The key changed while it was being rotated, by another tab or the operator (409). */
+export class KeyChangedProblem extends HttpProblem {
+  constructor(options?: ErrorOptions) {
+    super(409, 'key-changed', 'Your API key changed meanwhile', {
+      ...options,
+      detail: 'Your key was changed by another request while this one ran. Reload to see it, then try again.',
+    });
+    this.name = 'KeyChangedProblem';
+  }
+}
