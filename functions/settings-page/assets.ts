@@ -22,7 +22,7 @@ export const ASSET_FILES: Readonly<Record<string, { readonly file: string; reado
   '': { file: 'index.html', type: 'text/html; charset=utf-8' },
   'app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   'style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
-  'vendor/oidc-client-ts.min.js': { file: 'vendor/oidc-client-ts.min.js', type: 'text/javascript; charset=utf-8' },
+  'oidc-client-ts.min.js': { file: 'vendor/oidc-client-ts.min.js', type: 'text/javascript; charset=utf-8' },
 };
 
 function locate(file: string): string {

@@ -68,6 +68,22 @@ function problemTypesInCode(): { status: number; slug: string; from: string }[] 
   return [...fromErrors, ...fromMiddleware, ...fromGateway];
 }
 
+/** The settings API's own problems (functions/me/problems.ts), with the same one-call-per-class check. */
+function settingsProblemTypesInCode(): { status: number; slug: string; from: string }[] {
+  const errors = source('functions/me/problems.ts');
+  const found = [...errors.matchAll(/super\(\s*(\d{3}),\s*'([a-z-]+)'/g)].map(([, status, slug]) => ({ status: Number(status), slug: slug!, from: 'me/problems.ts' }));
+  expect(found).toHaveLength([...errors.matchAll(/extends HttpProblem\b/g)].length);
+  return found;
+}
+
+/** Problem types documented at `status` on any settings API operation (`/v1.2/me…`). */
+function settingsProblemTypesAt(status: number): string[] {
+  return Object.entries<Json>(doc.paths)
+    .filter(([path]) => path.startsWith('/v1.2/me'))
+    .flatMap(([, item]) => Object.values<Json>(item))
+    .flatMap((operation) => (operation.responses?.[String(status)] ? resolveRef(operation.responses[String(status)])['x-problem-types'] ?? [] : []));
+}
+
 describe('openapi.json', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
     const validator = new Validator();
@@ -112,8 +128,14 @@ describe('openapi.json', () => {
     for (const { status, slug, from } of inCode) {
       expect({ slug, from, documentedAt: documentedResponse(status)?.['x-problem-types']?.includes(slug) ? status : 'nowhere' }).toEqual({ slug, from, documentedAt: status });
     }
+    const settings = settingsProblemTypesInCode();
+    for (const { status, slug, from } of settings) {
+      expect({ slug, from, documentedAt: settingsProblemTypesAt(status).includes(slug) ? status : 'nowhere' }).toEqual({ slug, from, documentedAt: status });
+    }
+    // The settings API also answers the shared problems its function can raise (503 storage, 500).
+    const shared = [{ status: 503, slug: 'storage-unavailable' }];
     const documented = allResponses().flatMap(({ status, response }) => (response['x-problem-types'] ?? []).map((slug: string) => `${status} ${slug}`));
-    expect([...new Set(documented)].sort()).toEqual([...new Set(inCode.map(({ status, slug }) => `${status} ${slug}`))].sort());
+    expect([...new Set(documented)].sort()).toEqual([...new Set([...inCode, ...settings, ...shared].map(({ status, slug }) => `${status} ${slug}`))].sort());
   });
 
   it('lists exactly the FAILURE_CODES as Error.Code, and exactly the throttling ones for a 429', () => {

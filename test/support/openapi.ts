@@ -137,7 +137,8 @@ function describeErrors(errors: readonly ErrorObject[] | null | undefined, where
  * A path (or a method on a path) the document does not list gets the generic 404 response.
  */
 export function findResponse(method: string, path: string, status: number, localStack = false): { where: string; response: Json } | { problem: string } {
-  const candidate: Json | undefined = openApiDocument.paths?.[path];
+  const documented = documentedPath(path);
+  const candidate: Json | undefined = documented === undefined ? undefined : openApiDocument.paths[documented];
   const pathItem = candidate && (localStack || candidate['x-local-only'] !== true) ? candidate : undefined;
   const verb = method.toLowerCase();
   // HEAD is GET without a body (RFC 9110), unless documented on its own.
@@ -149,7 +150,18 @@ export function findResponse(method: string, path: string, status: number, local
   const responses: Json = operation.responses ?? {};
   const key = [String(status), `${String(status)[0]}XX`, 'default'].find((candidate) => responses[candidate] !== undefined);
   if (key === undefined) return { problem: `${method.toUpperCase()} ${path} does not document status ${status}` };
-  return { where: `paths["${path}"].${verb}.responses.${key}`, response: resolveRef(responses[key]) };
+  return { where: `paths["${documented}"].${verb}.responses.${key}`, response: resolveRef(responses[key]) };
+}
+
+/** The document's path for a request path: itself, or a template whose `{name}` segments match one segment each. */
+function documentedPath(path: string): string | undefined {
+  const paths: Json = openApiDocument.paths ?? {};
+  if (paths[path]) return path;
+  return Object.keys(paths).find((template) => {
+    if (!template.includes('{')) return false;
+    const pattern = template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+');
+    return new RegExp(`^${pattern}$`).test(path);
+  });
 }
 
 /** Every way the response departs from the document; empty when it matches. */

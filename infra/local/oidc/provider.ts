@@ -74,7 +74,8 @@ export async function startLocalOidcProvider(options: LocalOidcOptions): Promise
     });
   };
 
-  return { endpoint: issuer, port, issuer, clientId, jwksUri: `${issuer}/jwks`, close: () => closeServer(server) };
+  // `endpoint` is where it listens; `issuer` what its tokens say (they differ only in tests of a wrong issuer).
+  return { endpoint: `http://${LOOPBACK}:${port}`, port, issuer, clientId, jwksUri: `${issuer}/jwks`, close: () => closeServer(server) };
 }
 
 async function newSigningKey(): Promise<Record<string, unknown>> {
