@@ -128,7 +128,10 @@ function selectPanel(moveFocus) {
     if (name === panel) $(link).setAttribute('aria-current', 'page');
     else $(link).removeAttribute('aria-current');
   }
-  if (moveFocus) $(panel).focus();
+  if (moveFocus) {
+    say('');
+    $(panel).focus();
+  }
 }
 
 async function copy(text, field) {

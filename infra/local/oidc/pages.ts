@@ -7,8 +7,14 @@
 const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-/** Served with every page: nothing but this page's own inline style, and no framing. */
-export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/**
+ * Served with every page: nothing but the page's own inline style, and no framing. A form may
+ * post here and be redirected on to the client's origins only (browsers apply `form-action` to the
+ * redirects after a submission too, and a sign-in ends with one back to the settings page).
+ */
+export function pagePolicy(clientOrigins: readonly string[]): string {
+  return `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${clientOrigins.join(' ')}; frame-ancestors 'none'; base-uri 'none'`;
+}
 
 const STYLE = `
   body { font: 16px/1.5 system-ui, sans-serif; background: #f4f5f7; color: #1d2433; margin: 0; }

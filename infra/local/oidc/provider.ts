@@ -22,7 +22,7 @@ import { closeServer, listening } from '../emulators';
 import { MemoryAdapter } from './memory-adapter';
 import { readAll } from '../forward';
 import { LOOPBACK } from '../settings';
-import { PAGE_CSP, errorPage, signInPage, signOutPage, signedOutPage } from './pages';
+import { errorPage, pagePolicy, signInPage, signOutPage, signedOutPage } from './pages';
 
 /** The settings page's client at the local provider. */
 export const LOCAL_CLIENT_ID = 'email-send-api-settings';
@@ -59,7 +59,8 @@ export async function startLocalOidcProvider(options: LocalOidcOptions): Promise
   const issuer = options.issuer ?? `http://${LOOPBACK}:${port}`;
   const clientId = options.clientId ?? LOCAL_CLIENT_ID;
   const keys = options.signingKeys ?? [await newSigningKey()];
-  const provider = new Provider(issuer, configuration({ ...options, clientId, keys }));
+  const policy = pagePolicy([...new Set(options.redirectUris.map((uri) => new URL(uri).origin))]);
+  const provider = new Provider(issuer, configuration({ ...options, clientId, keys, policy }));
   const callback = provider.callback();
 
   handle = (req, res) => {
@@ -68,9 +69,9 @@ export async function startLocalOidcProvider(options: LocalOidcOptions): Promise
       callback(req, res);
       return;
     }
-    signIn(provider, req, res, interaction[1]!).catch((error: unknown) => {
+    signIn(provider, req, res, interaction[1]!, policy).catch((error: unknown) => {
       if (res.headersSent) return res.destroy();
-      send(res, 400, errorPage({ error: 'sign-in failed', detail: error instanceof Error ? error.message : String(error) }));
+      send(res, policy, 400, errorPage({ error: 'sign-in failed', detail: error instanceof Error ? error.message : String(error) }));
     });
   };
 
@@ -83,7 +84,12 @@ async function newSigningKey(): Promise<Record<string, unknown>> {
   return { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: randomBytes(8).toString('hex') };
 }
 
-function configuration(options: LocalOidcOptions & { clientId: string; keys: readonly Record<string, unknown>[] }): Configuration {
+function configuration(options: LocalOidcOptions & { clientId: string; keys: readonly Record<string, unknown>[]; policy: string }): Configuration {
+  const html = (ctx: KoaContextWithOIDC, body: string) => {
+    ctx.type = 'html';
+    ctx.set('Content-Security-Policy', options.policy);
+    ctx.body = body;
+  };
   const ttl = options.accessTokenTtlSeconds ?? 3_600;
   return {
     adapter: MemoryAdapter,
@@ -134,14 +140,8 @@ function configuration(options: LocalOidcOptions & { clientId: string; keys: rea
   } satisfies Configuration;
 }
 
-function html(ctx: KoaContextWithOIDC, body: string): void {
-  ctx.type = 'html';
-  ctx.set('Content-Security-Policy', PAGE_CSP);
-  ctx.body = body;
-}
-
-function send(res: ServerResponse, status: number, body: string): void {
-  res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': PAGE_CSP, 'Cache-Control': 'no-store' });
+function send(res: ServerResponse, policy: string, status: number, body: string): void {
+  res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': policy, 'Cache-Control': 'no-store' });
   res.end(body);
 }
 
@@ -149,18 +149,18 @@ function send(res: ServerResponse, status: number, body: string): void {
  * The sign-in interaction: GET shows the form; POST signs the address in and grants the page's
  * scopes at once (a first-party client: no consent step).
  */
-async function signIn(provider: Provider, req: IncomingMessage, res: ServerResponse, uid: string): Promise<void> {
+async function signIn(provider: Provider, req: IncomingMessage, res: ServerResponse, uid: string, policy: string): Promise<void> {
   const details = await provider.interactionDetails(req, res);
   const clientName = 'the email API settings page';
   const action = `/interaction/${uid}`;
   if (req.method !== 'POST') {
-    send(res, 200, signInPage({ action, clientName }));
+    send(res, policy, 200, signInPage({ action, clientName }));
     return;
   }
   const email = new URLSearchParams((await readAll(req)).toString('utf8')).get('email')?.trim() ?? '';
   const address = parseEmailAddress(email);
   if (!address) {
-    send(res, 400, signInPage({ action, clientName, email, error: 'Enter an e-mail address, such as ada@example.com.' }));
+    send(res, policy, 400, signInPage({ action, clientName, email, error: 'Enter an e-mail address, such as ada@example.com.' }));
     return;
   }
   const accountId = address.ascii.toLowerCase();

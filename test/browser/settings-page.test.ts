@@ -1,0 +1,194 @@
+/**
+ * The settings page in a real browser, against a whole local stack (`startLocalStack`, as
+ * `npm start` runs it): a user made with the admin CLI signs in at the embedded OpenID provider,
+ * generates a key, copies it, sends with it, reloads (masked only), rotates, copies an
+ * Organization id, revokes and signs out, by mouse and keyboard, with no console error on the way.
+ *
+ * `UPDATE_SCREENSHOTS=1` also writes the README's screenshot (docs/settings-page.png).
+ */
+import { writeFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { TestStack } from '../local/helpers';
+import { adminEnv, adminJson, startTestStack } from '../local/helpers';
+import { collectErrors, launchChromium } from '../support/browser';
+
+let stack: TestStack;
+let browser: Browser;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  [stack, browser] = await Promise.all([startTestStack(), launchChromium()]);
+  env = adminEnv(stack);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+async function newPage(): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 720 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.apiUrl });
+  const page = await context.newPage();
+  return { context, page, errors: collectErrors(page) };
+}
+
+/** From the settings page's "Sign in" through the provider's form and back. */
+async function signIn(page: Page, email: string): Promise<void> {
+  await page.goto(stack.settingsUrl);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByLabel('Email').fill(email);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${stack.settingsUrl}**`);
+}
+
+function send(apiKey: string, organizationId: string): Promise<number> {
+  return fetch(stack.sendUrl, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ OrganizationId: organizationId, Messages: [{ From: 'noreply@example.com', To: ['ada@example.org'], Subject: 'Hello', TextContent: 'Hi' }] }),
+  }).then((response) => response.status);
+}
+
+/**
+ * The browser globals the in-page callbacks use, which this Node program has no types for. Each
+ * callback says `globalThis as unknown as InPage` itself (it runs in the page, on its own), and
+ * is a function, not a string: the page's policy rightly forbids evaluating strings.
+ */
+interface InPage {
+  readonly document: {
+    readonly activeElement: { readonly textContent: string | null } | null;
+    querySelector(selector: string): { readonly value: string; closest(selector: string): unknown } | null;
+  };
+  readonly navigator: { readonly clipboard: { readText(): Promise<string> } };
+  readonly localStorage: Record<string, string>;
+  readonly sessionStorage: Record<string, string>;
+}
+
+const clipboard = (page: Page) => page.evaluate(() => (globalThis as unknown as InPage).navigator.clipboard.readText());
+const focusedText = (page: Page) => page.evaluate(() => (globalThis as unknown as InPage).document.activeElement?.textContent ?? null);
+
+/** Everything the browser keeps for the page: its storage and cookies, to prove a key is not in them. */
+async function kept(page: Page, context: BrowserContext): Promise<string> {
+  const storage = await page.evaluate(() => {
+    const { localStorage, sessionStorage } = globalThis as unknown as InPage;
+    return JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage } });
+  });
+  return `${storage} ${JSON.stringify(await context.cookies())} ${page.url()}`;
+}
+
+describe('the settings page', () => {
+  it('takes a user from sign-in to a working key, through rotate, Organizations, revoke and sign-out', async () => {
+    const email = 'ada@acme-shipping.example';
+    const { id: organizationId } = await adminJson(env, 'org', 'create', '--name', 'Acme Shipping');
+    const { id: userId } = await adminJson(env, 'user', 'create', '--email', email);
+    await adminJson(env, 'member', 'add', '--org', organizationId, '--user', userId);
+    await adminJson(env, 'sender', 'add', '--org', organizationId, '--domain', 'example.com');
+    const { context, page, errors } = await newPage();
+
+    await signIn(page, email);
+    // Profile menu (top right), labelled with the user's e-mail; its menu has Settings.
+    const profile = page.getByRole('button', { name: email });
+    await profile.click();
+    await expect(page.getByRole('menu').isVisible()).resolves.toBe(true);
+    await page.getByRole('menuitem', { name: 'Settings' }).click();
+    const side = page.getByRole('navigation', { name: 'Settings' });
+    expect(await side.textContent()).toMatch(/User Settings\s*API Key\s*Organizations/);
+    await side.getByRole('link', { name: 'API Key' }).click();
+
+    // No key: the text, and Generate New Key.
+    await page.getByText('You have no API key').waitFor();
+    await page.getByRole('button', { name: 'Generate New Key' }).click();
+    const field = page.getByRole('textbox', { name: 'API key' });
+    await field.waitFor();
+    const key = await field.inputValue();
+    expect(key).toMatch(/^tme_[0-9A-Za-z]{49}$/);
+    await expect(field.getAttribute('readonly')).resolves.not.toBeNull();
+    await expect(page.getByText('will not be shown again').isVisible()).resolves.toBe(true);
+    await page.getByRole('button', { name: 'Copy', exact: true }).first().click();
+    await expect(clipboard(page)).resolves.toBe(key);
+    expect(await send(key, organizationId)).toBe(200);
+    expect(await kept(page, context)).not.toContain(key);
+
+    // After a reload: the masked form and its time only.
+    await page.reload();
+    await page.getByText(`tme_…${key.slice(-4)}`).waitFor();
+    expect(await page.getByRole('textbox', { name: 'API key' }).count()).toBe(0);
+    expect(await page.content()).not.toContain(key);
+    await page.getByRole('button', { name: 'Rotate Key' }).waitFor();
+    if (process.env.UPDATE_SCREENSHOTS === '1') await writeFile(new URL('../../docs/settings-page.png', import.meta.url), await page.screenshot());
+
+    // Rotate, confirmed: the new key once, the old one refused.
+    page.once('dialog', (dialog) => dialog.accept());
+    await page.getByRole('button', { name: 'Rotate Key' }).click();
+    await page.waitForFunction((old) => {
+      const input = (globalThis as unknown as InPage).document.querySelector('#new-key');
+      return input !== null && !input.closest('[hidden]') && input.value.startsWith('tme_') && input.value !== old;
+    }, key);
+    const rotated = await page.getByRole('textbox', { name: 'API key' }).inputValue();
+    expect([await send(key, organizationId), await send(rotated, organizationId)]).toEqual([401, 200]);
+
+    // A cancelled confirmation changes nothing.
+    page.once('dialog', (dialog) => dialog.dismiss());
+    await page.getByRole('button', { name: 'Revoke Key' }).click();
+    expect(await send(rotated, organizationId)).toBe(200);
+
+    // Organizations: name and id, with a Copy button for the id.
+    await side.getByRole('link', { name: 'Organizations' }).click();
+    const row = page.getByRole('row', { name: /Acme Shipping/ });
+    await expect(row.textContent()).resolves.toContain(organizationId);
+    await row.getByRole('button', { name: 'Copy' }).click();
+    await expect(clipboard(page)).resolves.toBe(organizationId);
+
+    // Revoke, confirmed.
+    await side.getByRole('link', { name: 'API Key' }).click();
+    page.once('dialog', (dialog) => dialog.accept());
+    await page.getByRole('button', { name: 'Revoke Key' }).click();
+    await page.getByText('You have no API key').waitFor();
+    expect(await send(rotated, organizationId)).toBe(401);
+
+    // The profile menu by keyboard: arrows move, Escape closes and gives focus back.
+    await profile.focus();
+    await page.keyboard.press('ArrowDown');
+    await expect(focusedText(page)).resolves.toBe('Settings');
+    await page.keyboard.press('ArrowDown');
+    await expect(focusedText(page)).resolves.toBe('Sign out');
+    await page.keyboard.press('Escape');
+    await expect(page.getByRole('menu').count()).resolves.toBe(0);
+    await expect(profile.evaluate((element) => element === (globalThis as unknown as InPage).document.activeElement)).resolves.toBe(true);
+
+    // Sign out ends the provider's session too: "Sign in" asks for the e-mail again.
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${stack.settingsUrl}**`);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByLabel('Email').waitFor();
+    expect(await page.evaluate(() => Object.keys((globalThis as unknown as InPage).sessionStorage).filter((name) => name.startsWith('oidc.user')))).toEqual([]);
+
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 90_000);
+
+  it('shows an e-mail with no service user a no-access page, and nothing else', async () => {
+    const { context, page } = await newPage();
+    await signIn(page, 'stranger@example.org');
+    await page.getByRole('heading', { name: 'No access' }).waitFor();
+    await expect(page.getByText('stranger@example.org').isVisible()).resolves.toBe(true);
+    for (const name of ['Generate New Key', 'Rotate Key', 'Revoke Key']) expect(await page.getByRole('button', { name }).count()).toBe(0);
+    expect(await page.getByRole('navigation', { name: 'Settings' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'stranger@example.org' }).count()).toBe(0);
+    await context.close();
+  }, 60_000);
+
+  it('is served under a policy that forbids inline script and framing', async () => {
+    const response = await fetch(stack.settingsUrl);
+    const policy = response.headers.get('content-security-policy') ?? '';
+    expect(policy).toContain("script-src 'self'");
+    expect(policy).not.toContain('unsafe-inline');
+    expect(policy).toContain("frame-ancestors 'none'");
+    expect(await response.text()).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+  });
+});
