@@ -4,10 +4,26 @@
  */
 import { Validations } from 'aws-cdk-lib';
 import type { HttpApi, HttpRoute } from 'aws-cdk-lib/aws-apigatewayv2';
+import type { UserPool } from 'aws-cdk-lib/aws-cognito';
 import type { Role } from 'aws-cdk-lib/aws-iam';
 import { SEND_PATH } from '../functions/send/route';
 
-export function acknowledgeNagFindings(api: HttpApi, sendRoutes: HttpRoute[], role: Role, tracing: boolean): void {
+export interface NagSubjects {
+  readonly api: HttpApi;
+  readonly sendRoutes: HttpRoute[];
+  readonly sendRole: Role;
+  readonly tracing: boolean;
+  readonly pageRoutes: HttpRoute[];
+  readonly userPool: UserPool | undefined;
+  /** Roles whose only wildcard is X-Ray's, present when tracing is on. */
+  readonly tracedRoles: Role[];
+}
+
+const X_RAY_REASON =
+  'Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions ' +
+  'and only write trace data; turn tracing off with the "tracing" context key to drop them.';
+
+export function acknowledgeNagFindings({ api, sendRoutes, sendRole: role, tracing, pageRoutes, userPool, tracedRoles }: NagSubjects): void {
   const unauthenticatedRoute =
     'Authentication is the service\'s own: every request must carry "Authorization: Bearer <API key>", which the ' +
     'function checks against SHA-256 hashes in DynamoDB before it looks at the messages or sends anything, and ' +
@@ -36,9 +52,31 @@ export function acknowledgeNagFindings(api: HttpApi, sendRoutes: HttpRoute[], ro
     reason:
       'ses:GetAccount (read the account\'s MaxSendRate, the budget sends are paced to) has no resource type in SES, ' +
       'so "*" is the only resource it takes; it reads account settings and nothing else.' +
-      (tracing
-        ? ' Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords, which likewise support no ' +
-          'resource-level permissions and only write trace data; turn tracing off with the "tracing" context key to drop them.'
-        : ''),
+      (tracing ? ` ${X_RAY_REASON}` : ''),
   });
+  for (const route of pageRoutes) {
+    Validations.of(route).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason:
+        'The settings page\'s static files (HTML, CSS, JS, and config.json naming the public OpenID issuer and client id) ' +
+        'must load before anyone has signed in; they hold no secret and the function behind them has no AWS access. ' +
+        'Everything the page does goes through /v1.2/me, which has the JWT authorizer.',
+    });
+  }
+  if (userPool) {
+    Validations.of(userPool).acknowledge({
+      id: 'AwsSolutions-COG2',
+      reason:
+        'MFA is optional (TOTP, offered at sign-in) rather than required: the pool signs users in to one page that shows ' +
+        'their own API key, every user is invited by the operator (self sign-up is off), and passwords must be 12+ ' +
+        'characters of four kinds. Teams that want it required can set it on the pool or bring their own issuer (oidcIssuer).',
+    });
+    const essentials =
+      'Threat protection (advanced security) needs the Cognito Plus feature plan, priced per monthly active user; the ' +
+      'pool uses the Essentials plan, self sign-up is off, and users are invited by the operator.';
+    Validations.of(userPool).acknowledge({ id: 'AwsSolutions-COG8', reason: essentials });
+  }
+  if (tracing) {
+    for (const traced of tracedRoles) Validations.of(traced).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: X_RAY_REASON });
+  }
 }

@@ -60,3 +60,23 @@ export function sendEsbuildOptions(outfile: string) {
     logLevel: 'warning' as const,
   };
 }
+
+export const ME_ENTRY = fileURLToPath(new URL('../functions/me/index.ts', import.meta.url));
+export const SETTINGS_PAGE_ENTRY = fileURLToPath(new URL('../functions/settings-page/index.ts', import.meta.url));
+
+/**
+ * The settings page's files go beside its bundle, where `functions/settings-page/assets.ts`
+ * looks for them in Lambda: the page's own, and oidc-client-ts's browser build.
+ */
+export const SETTINGS_PAGE_BUNDLING: BundlingOptions = {
+  ...SEND_BUNDLING,
+  commandHooks: {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir: string, outputDir: string) => [
+      `mkdir -p "${outputDir}/assets/vendor"`,
+      `cp "${inputDir}/functions/settings-page/assets/index.html" "${inputDir}/functions/settings-page/assets/app.js" "${inputDir}/functions/settings-page/assets/style.css" "${outputDir}/assets/"`,
+      `cp "${inputDir}/node_modules/oidc-client-ts/dist/browser/oidc-client-ts.min.js" "${outputDir}/assets/vendor/"`,
+    ],
+  },
+};

@@ -1,22 +1,18 @@
 /**
- * The send function with everything it carries: its own log group, its own role with exactly the
- * statements it needs, and the NodejsFunction with the service's settings.
- *
- * A function, not a Construct subclass, on purpose: it creates its resources in the stack's own
- * scope, so their logical IDs are those of the first deployments (a new ID for the role or the log
- * group would make CloudFormation replace them).
+ * The send function: its statements (exactly what sending needs) and its settings, on the
+ * service's function defaults (`service-function.ts`).
  */
 import { Duration } from 'aws-cdk-lib';
 import type { Stack } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, LoggingFormat, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { Role } from 'aws-cdk-lib/aws-iam';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import { SEND_PATH } from '../functions/send/route';
 import { SEND_FUNCTION_PARTITIONS } from '../functions/shared/store/table';
-import { LOCK_FILE, REPO_ROOT, SEND_BUNDLING, SEND_ENTRY, SEND_RUNTIME } from './send-bundle';
+import { SEND_ENTRY } from './send-bundle';
+import { addServiceFunction, inPartitions } from './service-function';
 import type { StackSettings } from './settings';
 
 export const SERVICE_NAME = 'email-send-api';
@@ -34,26 +30,10 @@ export interface SendFunction {
   readonly role: Role;
 }
 
-/** Items in these partitions only: the function can never write a key, user or Organization item, nor read a user's. */
-const inPartitions = (...prefixes: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes.map((prefix) => `${prefix}*`) } });
-
 export function addSendFunction(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings): SendFunction {
-  const logGroup = new LogGroup(stack, 'SendFunctionLogs', { retention: settings.logRetention });
-
-  // A role of our own instead of the default one: the default attaches the managed
-  // AWSLambdaBasicExecutionRole, whose log permissions apply to every log group in the account.
-  const role = new Role(stack, 'SendFunctionRole', {
-    assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-    description: 'Send function: read access records, send through SES, write its own logs',
-  });
   const configurationSetArn = stack.formatArn({ service: 'ses', resource: 'configuration-set', resourceName: configurationSet.configurationSetName });
+  // Items in these partitions only: the function can never write a key, user or Organization item, nor read a user's.
   const statements: PolicyStatement[] = [
-    new PolicyStatement({
-      sid: 'WriteOwnLogs',
-      actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-      // A log group's ARN attribute ends in `:*`, which covers that group's streams only.
-      resources: [logGroup.logGroupArn],
-    }),
     new PolicyStatement({
       sid: 'ReadAccessRecords',
       // Authentication reads API key items and Organization items, and nothing else: not users
@@ -94,41 +74,24 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
       resources: [stack.formatArn({ service: 'ses', resource: 'identity', resourceName: '*' }), configurationSetArn],
     }),
   ];
-  for (const statement of statements) role.addToPolicy(statement);
 
-  const fn = new NodejsFunction(stack, 'SendFunction', {
+  return addServiceFunction(stack, 'SendFunction', settings, {
     description: `POST ${SEND_PATH}: validate, authorise and send through Amazon SES`,
+    roleDescription: 'Send function: read access records, send through SES, write its own logs',
     entry: SEND_ENTRY,
-    handler: 'handler',
-    projectRoot: REPO_ROOT,
-    depsLockFilePath: LOCK_FILE,
-    runtime: SEND_RUNTIME,
-    architecture: Architecture.ARM_64,
+    statements,
+    serviceName: SERVICE_NAME,
     // CPU scales with memory, and this function's cost is CPU more than memory: TLS handshakes
     // to DynamoDB and SES on a cold start, parsing and validating up to 5 MiB of JSON, building
     // up to 100 MIME messages, and SEND_CONCURRENCY SES calls in flight. 1024 MB (about 0.6 vCPU)
     // keeps that well inside the API deadline; the heap needs far less.
     memorySize: settings.functionMemoryMb,
     timeout: FUNCTION_TIMEOUT,
-    role,
-    logGroup,
-    // Platform lines (START, REPORT, timeouts) in JSON too, so one Logs Insights query reads
-    // them next to the Powertools logger's records.
-    loggingFormat: LoggingFormat.JSON,
-    bundling: SEND_BUNDLING,
-    // HTTP APIs cannot start traces themselves, so the function's traces begin at Lambda.
-    tracing: settings.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
-    // Every setting the function reads (functions/shared/runtime/config.ts), set explicitly so
-    // the deployed values are visible in the template. AWS_REGION is set by Lambda itself;
-    // DYNAMODB_ENDPOINT and SES_ENDPOINT are for the local stack and must stay unset here.
+    // Every setting the function reads (functions/shared/runtime/config.ts).
     environment: {
       TABLE_NAME: table.tableName,
       SES_CONFIGURATION_SET: configurationSet.configurationSetName,
       ...settings.serviceEnvironment,
-      POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
-      POWERTOOLS_TRACE_ENABLED: String(settings.tracing),
-      NODE_OPTIONS: '--enable-source-maps',
     },
   });
-  return { fn, role };
 }

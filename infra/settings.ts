@@ -32,6 +32,17 @@ export const INFRA_DEFAULTS = {
   // X-Ray tracing of the function and its DynamoDB/SES calls. It costs per trace recorded (after
   // the free tier) and 10–20 ms of cold start to load the tracer; set false to turn both off.
   tracing: true,
+  // Sign-in for the settings page: empty means a Cognito user pool made by the stack, whose
+  // managed-login domain prefix is derived from the stack id unless given here.
+  cognitoDomainPrefix: '',
+  // Or an existing OpenID provider (issuer URL and the page's public client there, with
+  // {base_url}/settings as its redirect and sign-out URL): then no user pool is made.
+  oidcIssuer: '',
+  oidcClientId: '',
+  // Where Sign out sends the browser when the issuer has no end_session_endpoint; and the origin
+  // of its token endpoint when it is not the issuer's (the page's policy must allow both).
+  oidcLogoutUrl: '',
+  oidcConnectOrigins: '',
 } as const;
 
 /** Context keys for the service settings; unset means the default in `functions/shared/runtime/config.ts`. */
@@ -61,6 +72,10 @@ export interface StackSettings {
   readonly alarms: { readonly serverErrorRatePercent: number; readonly latencyP99Ms: number };
   /** Custom domain for the API; the ACM certificate must be in the stack's region. */
   readonly customDomain: { readonly domainName: string; readonly certificateArn: string } | undefined;
+  /** Who signs in to the settings page: a user pool the stack makes, or an existing issuer. */
+  readonly signIn:
+    | { readonly kind: 'cognito'; readonly domainPrefix: string | undefined }
+    | { readonly kind: 'external'; readonly issuer: string; readonly clientId: string; readonly logoutUrl: string | undefined; readonly connectOrigins: readonly string[] };
   /** The function's service environment, by variable name (MAX_MESSAGES …). */
   readonly serviceEnvironment: Readonly<Record<string, string>>;
 }
@@ -114,6 +129,8 @@ export function readSettings(scope: Construct): StackSettings {
     read.problem(`context "customDomainCertificateArn" must be an ACM certificate ARN, got "${certificateArn}"`);
   }
 
+  const signIn = readSignIn(read);
+
   const serviceEnvironment: Record<string, string> = {
     MAX_MESSAGES: String(DEFAULTS.maxMessages),
     MAX_BODY_BYTES: String(DEFAULTS.maxBodyBytes),
@@ -149,6 +166,31 @@ export function readSettings(scope: Construct): StackSettings {
     alarmTopicArn: alarmTopicArn || undefined,
     alarms: { serverErrorRatePercent, latencyP99Ms },
     customDomain: domainName ? { domainName, certificateArn } : undefined,
+    signIn,
     serviceEnvironment,
   };
+}
+
+const HTTPS_URL = /^https:\/\/[^\s/?#]+(\/[^\s?#]*)?$/;
+
+function readSignIn(read: SettingsReader): StackSettings['signIn'] {
+  const issuer = read.text('oidcIssuer', INFRA_DEFAULTS.oidcIssuer).replace(/\/$/, '');
+  const clientId = read.text('oidcClientId', INFRA_DEFAULTS.oidcClientId);
+  const logoutUrl = read.text('oidcLogoutUrl', INFRA_DEFAULTS.oidcLogoutUrl);
+  const connectOrigins = read.text('oidcConnectOrigins', INFRA_DEFAULTS.oidcConnectOrigins).split(/[\s,]+/).filter(Boolean);
+  const domainPrefix = read.text('cognitoDomainPrefix', INFRA_DEFAULTS.cognitoDomainPrefix);
+  if (domainPrefix && !/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(domainPrefix)) {
+    read.problem(`context "cognitoDomainPrefix" must be lower-case letters, digits and hyphens (at most 63), got "${domainPrefix}"`);
+  }
+  if (!issuer && !clientId) {
+    if (logoutUrl || connectOrigins.length > 0) read.problem('context "oidcLogoutUrl" and "oidcConnectOrigins" go with "oidcIssuer" and "oidcClientId"');
+    return { kind: 'cognito', domainPrefix: domainPrefix || undefined };
+  }
+  if (!issuer || !clientId) read.problem('context "oidcIssuer" and "oidcClientId" must be set together, or neither (then the stack makes a Cognito user pool)');
+  // API Gateway's JWT authorizer fetches the issuer's keys over HTTPS only.
+  for (const [key, value] of [['oidcIssuer', issuer], ['oidcLogoutUrl', logoutUrl], ...connectOrigins.map((origin) => ['oidcConnectOrigins', origin])] as const) {
+    if (value && !HTTPS_URL.test(value)) read.problem(`context "${key}" must be an https URL, got "${value}"`);
+  }
+  if (domainPrefix) read.problem('context "cognitoDomainPrefix" is for the stack\'s own user pool, which "oidcIssuer" replaces');
+  return { kind: 'external', issuer, clientId, logoutUrl: logoutUrl || undefined, connectOrigins };
 }

@@ -20,6 +20,8 @@ import { addSendApi } from './http-api';
 import { acknowledgeNagFindings } from './nag';
 import { addSendFunction } from './send-function';
 import { readSettings } from './settings';
+import { addSettings } from './settings-functions';
+import { addSignIn, settingsPageUrls } from './sign-in';
 
 export { SEND_PATH } from '../functions/send/route';
 export { SERVICE_NAME } from './send-function';
@@ -30,6 +32,8 @@ export class EmailSendApiStack extends Stack {
   readonly api: HttpApi;
   readonly stage: HttpStage;
   readonly configurationSet: ConfigurationSet;
+  readonly settingsApiFunction: NodejsFunction;
+  readonly settingsPageFunction: NodejsFunction;
 
   constructor(scope: Construct, id: string, props: StackProps = {}) {
     super(scope, id, props);
@@ -55,6 +59,10 @@ export class EmailSendApiStack extends Stack {
     this.api = api;
     this.stage = stage;
     addAlarms(this, api, send.fn, settings);
+    const signIn = addSignIn(this, api, settings);
+    const settingsParts = addSettings(this, this.table, api, settings, signIn);
+    this.settingsApiFunction = settingsParts.api.fn;
+    this.settingsPageFunction = settingsParts.page.fn;
 
     new CfnOutput(this, 'SendUrl', { description: 'POST endpoint of the send API', value: `${stage.url}${SEND_PATH.slice(1)}` });
     if (customDomain) {
@@ -67,6 +75,17 @@ export class EmailSendApiStack extends Stack {
         value: customDomain.regionalDomainName,
       });
     }
+    new CfnOutput(this, 'SettingsUrl', {
+      description: 'The self-service settings page: users sign in and get their own API key and Organization ids',
+      value: settingsPageUrls(api, settings).at(-1)!,
+    });
+    new CfnOutput(this, 'OidcIssuer', { description: 'The OpenID provider the settings page signs in with', value: signIn.issuer });
+    if (signIn.userPool) {
+      new CfnOutput(this, 'UserPoolId', {
+        description: 'Cognito user pool of the settings page; pass it to the admin CLI as --user-pool-id so "user create" invites the user',
+        value: signIn.userPool.userPoolId,
+      });
+    }
     new CfnOutput(this, 'TableName', { description: 'DynamoDB table; pass it to the admin CLI as --table', value: this.table.tableName });
     new CfnOutput(this, 'Region', { description: 'Region; pass it to the admin CLI as --region', value: Aws.REGION });
     new CfnOutput(this, 'ConfigurationSetName', {
@@ -74,6 +93,6 @@ export class EmailSendApiStack extends Stack {
       value: this.configurationSet.configurationSetName,
     });
 
-    acknowledgeNagFindings(api, sendRoutes, send.role, settings.tracing);
+    acknowledgeNagFindings({ api, sendRoutes, sendRole: send.role, tracing: settings.tracing, pageRoutes: settingsParts.pageRoutes, userPool: signIn.userPool, tracedRoles: [settingsParts.api.role, settingsParts.page.role] });
   }
 }

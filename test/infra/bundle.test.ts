@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -105,4 +105,46 @@ describe('send function bundle', () => {
     expect(result.notAllowed.statusCode).toBe(405);
     expect(result.notAllowed.headers.Allow).toBe('POST');
   });
+});
+
+/** Serves the page and the OpenID client library from the bundle alone, with the page's settings. */
+const PAGE_PROBE = `
+const [bundleUrl] = process.argv.slice(1);
+const mod = await import(bundleUrl);
+const get = (path) => mod.handler({
+  version: '2.0', routeKey: '$default', rawPath: path, rawQueryString: '', headers: {}, isBase64Encoded: false,
+  requestContext: { requestId: 'probe', http: { method: 'GET', path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'probe' } },
+}, { awsRequestId: 'probe', getRemainingTimeInMillis: () => 10000 });
+const answers = {};
+for (const path of ['/settings', '/settings/app.js', '/settings/oidc-client-ts.min.js', '/settings/config.json']) {
+  const r = await get(path);
+  const body = r.isBase64Encoded ? Buffer.from(r.body, 'base64') : Buffer.from(r.body);
+  answers[path] = { statusCode: r.statusCode, type: r.headers['Content-Type'], length: body.length, body: path.endsWith('.json') ? body.toString('utf8') : '' };
+}
+console.log('PROBE ' + JSON.stringify(answers));
+`;
+
+describe('settings page bundle, as the stack deploys it', () => {
+  it('carries the page\'s files and the OpenID client library, and serves them with nothing else around it', () => {
+    const { app, stack } = buildStack({}, { bundle: true });
+    const fn = stack.node.findChild('SettingsPageFunction');
+    const code = Template.fromStack(stack).toJSON().Resources[stack.getLogicalId(fn.node.defaultChild as never)].Properties.Code;
+    const asset = join(app.synth().directory, `asset.${String(code.S3Key).replace(/\.zip$/, '')}`);
+    // Lambda has no node_modules: copy the asset alone to a directory far from this repository's.
+    const alone = mkdtempSync(join(tmpdir(), 'page-asset-'));
+    try {
+      cpSync(asset, alone, { recursive: true });
+      expect(readdirSync(join(alone, 'assets')).sort()).toEqual(['app.js', 'index.html', 'style.css', 'vendor']);
+      const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, OIDC_ISSUER: 'https://issuer.example/pool', OIDC_CLIENT_ID: 'page-client', POWERTOOLS_LOG_LEVEL: 'SILENT' };
+      const stdout = execFileSync(process.execPath, ['--input-type=module', '-e', PAGE_PROBE, pathToFileURL(join(alone, 'index.mjs')).href], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000 });
+      const answers = JSON.parse(stdout.split('\n').find((l) => l.startsWith('PROBE '))!.slice('PROBE '.length));
+      expect(answers['/settings']).toMatchObject({ statusCode: 200, type: 'text/html; charset=utf-8', length: statSync(join(REPO_ROOT, 'functions/settings-page/assets/index.html')).size });
+      expect(answers['/settings/app.js']).toMatchObject({ statusCode: 200, type: 'text/javascript; charset=utf-8' });
+      expect(answers['/settings/oidc-client-ts.min.js']).toMatchObject({ statusCode: 200, type: 'text/javascript; charset=utf-8' });
+      expect(answers['/settings/oidc-client-ts.min.js'].length).toBeGreaterThan(20_000);
+      expect(JSON.parse(answers['/settings/config.json'].body)).toMatchObject({ issuer: 'https://issuer.example/pool', clientId: 'page-client' });
+    } finally {
+      rmSync(alone, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

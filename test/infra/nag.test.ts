@@ -40,19 +40,25 @@ function rawFindings(stack: EmailSendApiStack): string[] {
   (pack as unknown as { isAcknowledged: () => boolean }).isAcknowledged = () => false;
   return pack
     .validateScope(stack)
-    .violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} @ ${r.constructPath}`))
-    .sort();
+    .violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} @ ${r.constructPath}`));
 }
 
-const EXPECTED_ACKNOWLEDGEMENTS = [
+const COMMON_ACKNOWLEDGEMENTS = [
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/DefaultRoute',
+  'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/GET--settings',
+  'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/GET--settings--{proxy+}',
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/POST--v1.2--email--send',
   'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/SendFunctionRole',
+  'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/SettingsApiFunctionRole',
+  'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/SettingsPageFunctionRole',
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*] @ EmailSendApi/SendFunctionRole',
 ];
+/** The stack's own user pool: MFA optional, and the Essentials plan (no threat protection). */
+const USER_POOL_ACKNOWLEDGEMENTS = ['AwsSolutions-COG2 @ EmailSendApi/UserPool', 'AwsSolutions-COG8 @ EmailSendApi/UserPool'];
+const withUserPool = [...COMMON_ACKNOWLEDGEMENTS, ...USER_POOL_ACKNOWLEDGEMENTS].sort();
 
 describe.each([
-  ['default context', {}],
+  ['default context', {}, withUserPool],
   [
     'custom domain and alarm topic',
     {
@@ -60,8 +66,11 @@ describe.each([
       customDomainCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-1111-2222-3333-444455556666',
       alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:alarms',
     },
+    withUserPool,
   ],
-])('cdk-nag AwsSolutions (%s)', (_name, context) => {
+  ['an existing OpenID issuer instead of a user pool', { oidcIssuer: 'https://login.example.com/tenant-1', oidcClientId: 'settings-page' }, [...COMMON_ACKNOWLEDGEMENTS].sort()],
+  ['tracing off', { tracing: false }, withUserPool.filter((ack) => !/IAM5\[Resource::\*\] @ .*Settings/.test(ack))],
+])('cdk-nag AwsSolutions (%s)', (_name, context, EXPECTED_ACKNOWLEDGEMENTS) => {
   let app: App;
   let stack: EmailSendApiStack;
 
@@ -85,7 +94,9 @@ describe.each([
   });
 
   it('has no acknowledgement without a finding behind it, and no finding without one', () => {
-    const findings = rawFindings(stack).map((f) => f.replace(/\/(Resource|DefaultPolicy\/Resource)$/, ''));
+    const findings = rawFindings(stack)
+      .map((f) => f.replace(/\/(Resource|DefaultPolicy\/Resource)$/, ''))
+      .sort();
     expect(findings).toEqual(EXPECTED_ACKNOWLEDGEMENTS);
   });
 

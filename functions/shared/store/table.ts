@@ -19,12 +19,14 @@ export const TABLE_SCHEMA = {
 
 /** Partition prefixes the send function may touch, for its IAM `dynamodb:LeadingKeys` conditions. */
 export const SEND_FUNCTION_PARTITIONS = { apiKey: 'KEY#', organization: 'ORG#', idempotency: 'IDEM#', sendBudget: 'BUDGET#' } as const;
-const P = SEND_FUNCTION_PARTITIONS;
+/** Every partition prefix, for the IAM conditions of each function (the settings API's too). */
+export const PARTITIONS = { ...SEND_FUNCTION_PARTITIONS, user: 'USER#', email: 'EMAIL#' } as const;
+const P = PARTITIONS;
 
 export const itemKey = {
   apiKey: (keyHash: string) => ({ pk: `${P.apiKey}${keyHash}`, sk: 'KEY' }),
-  user: (userId: string) => ({ pk: `USER#${userId}`, sk: 'USER' }),
-  email: (email: string) => ({ pk: `EMAIL#${email.toLowerCase()}`, sk: 'EMAIL' }),
+  user: (userId: string) => ({ pk: `${P.user}${userId}`, sk: 'USER' }),
+  email: (email: string) => ({ pk: `${P.email}${email.toLowerCase()}`, sk: 'EMAIL' }),
   organization: (organizationId: string) => ({ pk: `${P.organization}${organizationId.toLowerCase()}`, sk: 'ORG' }),
   sendBudget: () => ({ pk: `${P.sendBudget}ses-send-rate`, sk: 'BUDGET' }),
   /** An idempotency record's partition: the user and a hash of the client's key. */
