@@ -25,3 +25,15 @@ export const requestBodies: SendBody[] = [
   // @ts-expect-error null counts as absent, so it is not the one Organization id.
   { OrganizationId: null, Messages: [message] },
 ];
+
+type HeadersOf<Status extends keyof SendOperation['responses']> = SendOperation['responses'][Status]['headers'];
+const firstTime = { 'X-Request-Id': '3f9a1c2e-7b4d-4e8a-9c1f-2d6b8e0a5c47', 'Cache-Control': 'no-store' } as const;
+
+/** A first answer carries no Idempotent-Replayed (a generated header type must not require it); a replay carries "true". */
+export const resultHeaders: [HeadersOf<200>, HeadersOf<207>, HeadersOf<429>, HeadersOf<502>, HeadersOf<200>] = [
+  firstTime,
+  firstTime,
+  { ...firstTime, 'Retry-After': 1 },
+  firstTime,
+  { ...firstTime, 'Idempotent-Replayed': 'true' },
+];
