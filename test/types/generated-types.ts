@@ -37,3 +37,10 @@ export const resultHeaders: [HeadersOf<200>, HeadersOf<207>, HeadersOf<429>, Hea
   firstTime,
   { ...firstTime, 'Idempotent-Replayed': 'true' },
 ];
+
+type OpenApiDocument = paths['/openapi.json']['get']['responses'][200]['content']['application/json'];
+
+/** GET /openapi.json: the members its schema requires are typed, not only `openapi`. */
+export function describeDocument(document: OpenApiDocument): string {
+  return `${document.info.title} ${document.info.version} (OpenAPI ${document.openapi}): ${Object.keys(document.paths).join(', ')}`;
+}
