@@ -96,6 +96,13 @@ describe('openapi.json', () => {
     }
   });
 
+  it('gives no answer to HEAD a body (RFC 9110: a HEAD response has none)', () => {
+    const heads = Object.values<Json>(doc.paths).flatMap((item) => (item.head ? Object.values<Json>(item.head.responses) : []));
+    expect(heads.length).toBeGreaterThan(0);
+    for (const response of heads.map((r) => resolveRef(r))) expect([response.description, response.content]).toEqual([response.description, undefined]);
+    expect(Object.keys(resolveRef(doc.paths[SEND].head.responses['405']).headers)).toEqual(expect.arrayContaining(['Allow', 'X-Request-Id']));
+  });
+
   it('documents the bearer scheme, the Idempotency-Key header and the local and AWS servers', () => {
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: expect.stringContaining('tme_') });
     expect(sendOperation.security).toEqual([{ apiKey: [] }]);

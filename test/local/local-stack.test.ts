@@ -163,11 +163,14 @@ describe('POST /v1.2/email/send over HTTP', () => {
     await expectProblem(await fetch(`${stack.apiUrl}/v1.2/email/send/extra`), 404);
   });
 
-  it('405 with Allow: POST for other methods on the path', async () => {
+  it('405 with Allow: POST for other methods on the path, HEAD included', async () => {
     for (const answer of [await api.GET('/v1.2/email/send'), await api.PUT('/v1.2/email/send'), await api.DELETE('/v1.2/email/send')]) {
       expectClientProblem(answer, 405);
       expect(answer.response.headers.get('allow')).toBe('POST');
     }
+    // HEAD: the same refusal in headers only, as the document says.
+    const head = await api.HEAD('/v1.2/email/send');
+    expect([head.response.status, head.response.headers.get('allow'), await head.response.text()]).toEqual([405, 'POST', '']);
   });
 
   it('413 from the handler for a body over its limit (5 MiB), nothing sent', async () => {

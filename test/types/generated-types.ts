@@ -44,3 +44,6 @@ type OpenApiDocument = paths['/openapi.json']['get']['responses'][200]['content'
 export function describeDocument(document: OpenApiDocument): string {
   return `${document.info.title} ${document.info.version} (OpenAPI ${document.openapi}): ${Object.keys(document.paths).join(', ')}`;
 }
+
+/** HEAD on the send path: a 405 whose generated type has no body to read. */
+export const headRefusalContent: paths['/v1.2/email/send']['head']['responses'][405]['content'] = undefined;
