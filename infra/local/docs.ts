@@ -7,6 +7,8 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
+import { DEFAULTS } from '../../functions/shared/runtime/config';
+import { pageMethodAllowed } from './gateway/problems';
 
 export const OPENAPI_FILE = new URL('../../openapi.json', import.meta.url);
 export const REDOC_FILE = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
@@ -75,13 +77,14 @@ function page(title: string): string {
 }
 
 /**
- * Answers `GET`/`HEAD` of the documentation paths; returns false (touching nothing) for any
- * other request, which then goes on to the handler.
+ * Answers the documentation paths: `GET`/`HEAD`, and 405 with `Allow` to other methods. Returns
+ * false (touching nothing) for any other path, which then goes on to the handler.
  */
-export function serveDocs(req: IncomingMessage, res: ServerResponse): boolean {
+export function serveDocs(req: IncomingMessage, res: ServerResponse, problemTypeBase: string = DEFAULTS.problemTypeBase): boolean {
   const path = (req.url ?? '/').split('?')[0];
   const which = (Object.keys(DOCS_PATHS) as Page[]).find((key) => DOCS_PATHS[key] === path);
-  if (which === undefined || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
+  if (which === undefined) return false;
+  if (!pageMethodAllowed(req, res, problemTypeBase)) return true;
   const served = load()[which];
   res.writeHead(200, {
     ...served.headers,

@@ -173,6 +173,18 @@ describe('POST /v1.2/email/send over HTTP', () => {
     expect([head.response.status, head.response.headers.get('allow'), await head.response.text()]).toEqual([405, 'POST', '']);
   });
 
+  it('405 with Allow: GET, HEAD for other methods on the local pages, which answer HEAD like GET', async () => {
+    for (const [method, path] of [['POST', '/'], ['PUT', '/openapi.json'], ['DELETE', '/docs'], ['POST', '/docs/redoc.standalone.js']] as const) {
+      const response = await fetch(`${stack.apiUrl}${path}`, { method });
+      expect((await expectProblem(response, 405)).detail).toBe(`${method} is not allowed here; use GET, HEAD.`);
+      expect(response.headers.get('allow')).toBe('GET, HEAD');
+    }
+    for (const path of ['/', '/openapi.json', '/docs']) {
+      const [get, head] = await Promise.all([fetch(`${stack.apiUrl}${path}`), fetch(`${stack.apiUrl}${path}`, { method: 'HEAD' })]);
+      expect([head.status, head.headers.get('content-type'), await head.text()]).toEqual([get.status, get.headers.get('content-type'), '']);
+    }
+  });
+
   it('413 from the handler for a body over its limit (5 MiB), nothing sent', async () => {
     expectClientProblem(await sendTyped(api, messageBody(tenant.organizationId, { TextContent: 'x'.repeat(5 * 1024 * 1024) })), 413);
     expect(await sentEmails(stack.sesUrl)).toHaveLength(0);

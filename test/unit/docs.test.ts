@@ -77,11 +77,23 @@ describe('serveDocs', () => {
     expect(body).toBe('');
   });
 
-  it('leaves every other request to the next handler', async () => {
+  it.each([
+    ['POST', '/openapi.json'],
+    ['PUT', '/docs'],
+    ['DELETE', '/docs'],
+    ['PATCH', '/docs/redoc.standalone.js'],
+    ['OPTIONS', '/openapi.json'],
+  ])('answers %s %s with 405, Allow: GET, HEAD and the method-not-allowed problem', async (method, path) => {
+    const { response, body } = await get(path, method);
+    expect([response.status, response.headers.get('allow'), response.headers.get('content-type')]).toEqual([405, 'GET, HEAD', 'application/problem+json']);
+    expect(JSON.parse(body)).toMatchObject({ status: 405, type: 'https://email-send-api.example/problems/method-not-allowed', detail: `${method} is not allowed here; use GET, HEAD.` });
+  });
+
+  it('leaves every other path to the next handler', async () => {
     fellThrough = [];
-    for (const [method, path] of [['POST', '/openapi.json'], ['DELETE', '/docs'], ['GET', '/docs/'], ['GET', '/v1.2/email/send'], ['GET', '/openapi.yaml']] as const) {
+    for (const [method, path] of [['GET', '/docs/'], ['GET', '/v1.2/email/send'], ['POST', '/openapi.yaml']] as const) {
       expect((await fetch(`${base}${path}`, { method })).status).toBe(404);
     }
-    expect(fellThrough).toEqual(['POST /openapi.json', 'DELETE /docs', 'GET /docs/', 'GET /v1.2/email/send', 'GET /openapi.yaml']);
+    expect(fellThrough).toEqual(['GET /docs/', 'GET /v1.2/email/send', 'POST /openapi.yaml']);
   });
 });
