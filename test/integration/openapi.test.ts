@@ -48,7 +48,9 @@ function allResponses(): { where: string; status: number; response: Json }[] {
       }
     }
   }
+  // The answers no operation refers to: unknown paths, and other methods on the local pages.
   found.push({ where: 'components.responses.NotFound', status: 404, response: resolveRef(doc.components.responses.NotFound) });
+  found.push({ where: 'components.responses.PageMethodNotAllowed', status: 405, response: resolveRef(doc.components.responses.PageMethodNotAllowed) });
   return found;
 }
 
@@ -110,6 +112,13 @@ describe('openapi.json', () => {
       expect(Object.keys(doc.paths[SEND][method].responses)).toEqual(['405']);
       expect(doc.paths[SEND][method].security).toEqual([]);
     }
+  });
+
+  it('gives no answer to HEAD a body (RFC 9110: a HEAD response has none)', () => {
+    const heads = Object.values<Json>(doc.paths).flatMap((item) => (item.head ? Object.values<Json>(item.head.responses) : []));
+    expect(heads.length).toBeGreaterThan(0);
+    for (const response of heads.map((r) => resolveRef(r))) expect([response.description, response.content]).toEqual([response.description, undefined]);
+    expect(Object.keys(resolveRef(doc.paths[SEND].head.responses['405']).headers)).toEqual(expect.arrayContaining(['Allow', 'X-Request-Id']));
   });
 
   it('documents the bearer scheme, the Idempotency-Key header and the local and AWS servers', () => {
@@ -311,12 +320,15 @@ describe('the response check (test/support/openapi.ts)', () => {
   const problemBody = (status: number, slug: string, extra: Json = {}) =>
     JSON.stringify({ type: `https://email-send-api.example/problems/${slug}`, title: 'T', status, detail: 'D', requestId: 'r-1', ...extra });
   const check = (status: number, headers: Json, body: string, method = 'POST', path = SEND) => openApiProblems({ method, path, status, headers, body });
+  /** An answer of the local stack to POST /docs, a page that serves GET and HEAD. */
+  const local = (status: number, headers: Json, body: string) => openApiProblems({ method: 'POST', path: '/docs', status, headers, body, localStack: true });
 
   it('accepts what the service sends', () => {
     expect(check(200, ok, results([{ Index: 0, Status: 'Sent', MessageId: 'm' }]))).toEqual([]);
     expect(check(401, { ...problem, 'WWW-Authenticate': 'Bearer error="invalid_token"' }, problemBody(401, 'invalid-token'))).toEqual([]);
     expect(check(404, problem, problemBody(404, 'not-found'), 'GET', '/nothing/here')).toEqual([]);
     expect(openApiProblems({ method: 'GET', path: '/', status: 200, headers: { 'cache-control': 'no-store', 'content-type': 'application/json' }, body: '{"ready":true}', localStack: true })).toEqual([]);
+    expect(local(405, { ...problem, Allow: 'GET, HEAD' }, problemBody(405, 'method-not-allowed'))).toEqual([]);
   });
 
   it.each([
@@ -335,6 +347,8 @@ describe('the response check (test/support/openapi.ts)', () => {
     ['a status the operation does not document', () => check(418, problem, problemBody(418, 'validation'))],
     ['anything but a 404 on an unknown path', () => check(200, ok, results([]), 'POST', '/v1.2/email/sned')],
     ['a local-only path answered by the Lambda handler', () => check(200, { 'content-type': 'application/json' }, '{"ready":true}', 'GET', '/')],
+    ['a 404 to another method on a local page (the page exists)', () => local(404, problem, problemBody(404, 'not-found'))],
+    ['a 405 on a local page that names POST in Allow', () => local(405, { ...problem, Allow: 'POST' }, problemBody(405, 'method-not-allowed'))],
   ])('refuses %s', (_label, problems) => {
     expect(problems()).not.toEqual([]);
   });

@@ -8,6 +8,8 @@ import { expect } from '@jest/globals';
 import { runAdmin } from '../../infra/admin/cli';
 import type { LocalStack, LocalStackOptions } from '../../infra/local/stack';
 import { startLocalStack } from '../../infra/local/stack';
+import type { ApiClient, Message, SendRequest } from '../support/api-client';
+import { apiClient } from '../support/api-client';
 import { validateFetchesTo } from '../support/openapi';
 
 export interface TestStack extends LocalStack {
@@ -81,14 +83,20 @@ export async function provisionTenant(env: Record<string, string>, senders: read
   return { organizationId, userId, apiKey };
 }
 
-export function messageBody(organizationId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    OrganizationId: organizationId,
-    Messages: [{ From: 'noreply@example.com', To: ['alice@example.org'], Subject: 'Your receipt', TextContent: 'Thanks for your order.', ...overrides }],
-  };
+/** One message in a send request, typed by openapi.json: a field the document drops or renames fails the type-check. */
+export function messageBody(organizationId: string, overrides: Partial<Message> = {}): SendRequest & { Messages: Message[] } {
+  const message: Message = { From: 'noreply@example.com', To: ['alice@example.org'], Subject: 'Your receipt', TextContent: 'Thanks for your order.' };
+  // TypeScript cannot follow the "a recipient and a body" unions through a spread of partial
+  // fields; each part is checked on its own, and the service judges the combination.
+  return { OrganizationId: organizationId, Messages: [{ ...message, ...overrides } as Message] };
 }
 
-/** POSTs JSON to the send endpoint as a client would. */
+/** The typed client (openapi-fetch over the generated types) of a stack, calling with that key. */
+export function clientOf(stack: Pick<LocalStack, 'apiUrl'>, apiKey?: string): ApiClient {
+  return apiClient(stack.apiUrl, apiKey);
+}
+
+/** POSTs raw JSON (or any text) to the send endpoint: for what the typed client would not send. */
 export function send(stack: LocalStack, apiKey: string | undefined, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(stack.sendUrl, {
     method: 'POST',
@@ -126,9 +134,18 @@ export function closePort(server: Server): Promise<void> {
 
 /** Checks the response is an RFC 9457 problem document with that status, and returns it. */
 export async function expectProblem(response: Response, status: number): Promise<Record<string, any>> {
+  return checkProblem(response, status, await response.json());
+}
+
+/** The same for an answer of the typed client, which has read the body into `error`. */
+export function expectClientProblem(answer: { response: Response; error?: unknown }, status: number): Record<string, any> {
+  return checkProblem(answer.response, status, answer.error);
+}
+
+function checkProblem(response: Response, status: number, parsed: unknown): Record<string, any> {
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toBe('application/problem+json');
-  const body = (await response.json()) as Record<string, any>;
+  const body = parsed as Record<string, any>;
   expect(body).toMatchObject({ status, title: expect.any(String), type: expect.stringMatching(/^https:\/\/.+\/problems\/[a-z-]+$/) });
   expect(JSON.stringify(body)).not.toMatch(/at .+\.(ts|js):\d+/);
   return body;

@@ -1,26 +1,49 @@
 /**
  * The local stack as a newcomer meets it: started in-process on free ports, provisioned through
- * the admin CLI's own code path, called over real HTTP with `fetch`, and checked against what
- * reached the SES emulator. Every status of the contract that HTTP alone can produce.
+ * the admin CLI's own code path, called over real HTTP, and checked against what reached the SES
+ * emulator. Every status of the contract that HTTP alone can produce. Requests a client generated
+ * from openapi.json can make go through the typed client (`clientOf`), so the document and these
+ * calls type-check together; deliberately malformed ones use plain `fetch` (`send`).
  */
 import { execFile } from 'node:child_process';
 import { request } from 'node:http';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import type { ApiClient } from '../support/api-client';
 import type { Tenant, TestStack } from './helpers';
-import { admin, adminEnv, adminJson, clearEmails, expectProblem, messageBody, provisionTenant, send, sentEmails, startTestStack } from './helpers';
+import {
+  admin,
+  adminEnv,
+  adminJson,
+  clearEmails,
+  clientOf,
+  expectClientProblem,
+  expectProblem,
+  messageBody,
+  provisionTenant,
+  send,
+  sentEmails,
+  startTestStack,
+} from './helpers';
 
 const run = promisify(execFile);
 
 let stack: TestStack;
 let env: Record<string, string>;
 let tenant: Tenant;
+/** The tenant's typed client. */
+let api: ApiClient;
 
 beforeAll(async () => {
   stack = await startTestStack();
   env = adminEnv(stack);
   tenant = await provisionTenant(env, ['example.com', 'billing@acme.test']);
+  api = clientOf(stack, tenant.apiKey);
 });
+
+/** POST /v1.2/email/send through a typed client. */
+const sendTyped = (client: ApiClient, body: ReturnType<typeof messageBody>, headers: Record<string, string> = {}) =>
+  client.POST('/v1.2/email/send', { body, headers });
 afterAll(async () => stack.stop());
 beforeEach(async () => clearEmails(stack.sesUrl));
 
@@ -58,8 +81,8 @@ describe('startLocalStack', () => {
   });
 
   it('never writes an API key to its log', async () => {
-    await send(stack, tenant.apiKey, messageBody(tenant.organizationId));
-    await send(stack, 'tme_not-a-real-key', messageBody(tenant.organizationId));
+    await sendTyped(api, messageBody(tenant.organizationId));
+    await sendTyped(clientOf(stack, 'tme_not-a-real-key'), messageBody(tenant.organizationId));
     expect(stack.logs.some((line) => line.includes('POST /v1.2/email/send 200'))).toBe(true);
     expect(stack.logs.join('\n')).not.toMatch(/tme_/);
   });
@@ -67,14 +90,13 @@ describe('startLocalStack', () => {
 
 describe('POST /v1.2/email/send over HTTP', () => {
   it('sends the message: 200 with the SES message id, and the email is in the emulator', async () => {
-    const response = await send(stack, tenant.apiKey, messageBody(tenant.organizationId, { Cc: ['carol@example.org'], HtmlContent: '<p>Thanks</p>' }));
+    const { data, response } = await sendTyped(api, messageBody(tenant.organizationId, { Cc: ['carol@example.org'], HtmlContent: '<p>Thanks</p>' }));
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-    const body = (await response.json()) as any;
     const emails = await sentEmails(stack.sesUrl);
     expect(emails).toHaveLength(1);
-    expect(body).toEqual({ OrganizationId: tenant.organizationId, Messages: [{ Index: 0, Status: 'Sent', MessageId: emails[0]!.messageId }] });
+    expect(data).toEqual({ OrganizationId: tenant.organizationId, Messages: [{ Index: 0, Status: 'Sent', MessageId: emails[0]!.messageId }] });
     expect(emails[0]).toMatchObject({
       from: 'noreply@example.com',
       destination: { to: ['alice@example.org'], cc: ['carol@example.org'], bcc: [] },
@@ -84,7 +106,7 @@ describe('POST /v1.2/email/send over HTTP', () => {
   });
 
   it('accepts an exact sender address identity and a charset parameter', async () => {
-    const response = await send(stack, tenant.apiKey, messageBody(tenant.organizationId, { From: 'billing@acme.test' }), {
+    const { response } = await sendTyped(api, messageBody(tenant.organizationId, { From: 'billing@acme.test' }), {
       'Content-Type': 'application/json; charset=utf-8',
     });
     expect(response.status).toBe(200);
@@ -93,7 +115,7 @@ describe('POST /v1.2/email/send over HTTP', () => {
 
   it('400: lists every problem with its JSON pointer and sends nothing', async () => {
     const body = messageBody(tenant.organizationId, { To: ['not-an-address'], Subject: '' });
-    const problem = await expectProblem(await send(stack, tenant.apiKey, body), 400);
+    const problem = expectClientProblem(await sendTyped(api, body), 400);
     const pointers = (problem.errors as { pointer: string }[]).map((e) => e.pointer);
     expect(pointers).toEqual(expect.arrayContaining(['/Messages/0/To/0', '/Messages/0/Subject']));
     expect(await sentEmails(stack.sesUrl)).toHaveLength(0);
@@ -104,34 +126,34 @@ describe('POST /v1.2/email/send over HTTP', () => {
   });
 
   it('401 without credentials, with WWW-Authenticate naming the Bearer realm', async () => {
-    const response = await send(stack, undefined, messageBody(tenant.organizationId));
-    await expectProblem(response, 401);
-    expect(response.headers.get('www-authenticate')).toMatch(/^Bearer realm="[^"]+"$/);
+    const answer = await sendTyped(clientOf(stack), messageBody(tenant.organizationId));
+    expectClientProblem(answer, 401);
+    expect(answer.response.headers.get('www-authenticate')).toMatch(/^Bearer realm="[^"]+"$/);
   });
 
   it('401 with an unknown key or another scheme, with error="invalid_token", and the key is not echoed', async () => {
-    const unknown = await send(stack, `${tenant.apiKey.slice(0, -1)}x`, messageBody(tenant.organizationId));
-    expect(JSON.stringify(await expectProblem(unknown, 401))).not.toContain(tenant.apiKey.slice(4, 20));
-    expect(unknown.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    const unknown = await sendTyped(clientOf(stack, `${tenant.apiKey.slice(0, -1)}x`), messageBody(tenant.organizationId));
+    expect(JSON.stringify(expectClientProblem(unknown, 401))).not.toContain(tenant.apiKey.slice(4, 20));
+    expect(unknown.response.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
 
-    const basic = await send(stack, undefined, messageBody(tenant.organizationId), { Authorization: `Basic ${tenant.apiKey}` });
-    await expectProblem(basic, 401);
-    expect(basic.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    const basic = await sendTyped(clientOf(stack), messageBody(tenant.organizationId), { Authorization: `Basic ${tenant.apiKey}` });
+    expectClientProblem(basic, 401);
+    expect(basic.response.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
     expect(await sentEmails(stack.sesUrl)).toHaveLength(0);
   });
 
   it('403 alike for an Organization the caller is not in and one that does not exist', async () => {
     const { id: other } = await adminJson(env, 'org', 'create', '--name', 'Other');
-    const notMember = await expectProblem(await send(stack, tenant.apiKey, messageBody(other)), 403);
-    const unknown = await expectProblem(await send(stack, tenant.apiKey, messageBody('00000000-0000-4000-8000-000000000000')), 403);
+    const notMember = expectClientProblem(await sendTyped(api, messageBody(other)), 403);
+    const unknown = expectClientProblem(await sendTyped(api, messageBody('00000000-0000-4000-8000-000000000000')), 403);
     expect({ ...unknown, requestId: undefined }).toEqual({ ...notMember, requestId: undefined });
     expect(await sentEmails(stack.sesUrl)).toHaveLength(0);
   });
 
   it('403 for a From outside the sender identities, naming the message, nothing sent', async () => {
-    const [allowed] = messageBody(tenant.organizationId).Messages as Record<string, unknown>[];
-    const body = { OrganizationId: tenant.organizationId, Messages: [allowed, { ...allowed, From: 'ceo@elsewhere.test' }] };
-    const problem = await expectProblem(await send(stack, tenant.apiKey, body), 403);
+    const [allowed] = messageBody(tenant.organizationId).Messages;
+    const body = { OrganizationId: tenant.organizationId, Messages: [allowed!, { ...allowed!, From: 'ceo@elsewhere.test' }] };
+    const problem = expectClientProblem(await sendTyped(api, body), 403);
     expect(problem.errors).toEqual([expect.objectContaining({ pointer: '/Messages/1/From' })]);
     expect(await sentEmails(stack.sesUrl)).toHaveLength(0);
   });
@@ -141,17 +163,30 @@ describe('POST /v1.2/email/send over HTTP', () => {
     await expectProblem(await fetch(`${stack.apiUrl}/v1.2/email/send/extra`), 404);
   });
 
-  it('405 with Allow: POST for other methods on the path', async () => {
-    for (const method of ['GET', 'PUT', 'DELETE']) {
-      const response = await fetch(stack.sendUrl, { method });
-      await expectProblem(response, 405);
-      expect(response.headers.get('allow')).toBe('POST');
+  it('405 with Allow: POST for other methods on the path, HEAD included', async () => {
+    for (const answer of [await api.GET('/v1.2/email/send'), await api.PUT('/v1.2/email/send'), await api.DELETE('/v1.2/email/send')]) {
+      expectClientProblem(answer, 405);
+      expect(answer.response.headers.get('allow')).toBe('POST');
+    }
+    // HEAD: the same refusal in headers only, as the document says.
+    const head = await api.HEAD('/v1.2/email/send');
+    expect([head.response.status, head.response.headers.get('allow'), await head.response.text()]).toEqual([405, 'POST', '']);
+  });
+
+  it('405 with Allow: GET, HEAD for other methods on the local pages, which answer HEAD like GET', async () => {
+    for (const [method, path] of [['POST', '/'], ['PUT', '/openapi.json'], ['DELETE', '/docs'], ['POST', '/docs/redoc.standalone.js']] as const) {
+      const response = await fetch(`${stack.apiUrl}${path}`, { method });
+      expect((await expectProblem(response, 405)).detail).toBe(`${method} is not allowed here; use GET, HEAD.`);
+      expect(response.headers.get('allow')).toBe('GET, HEAD');
+    }
+    for (const path of ['/', '/openapi.json', '/docs']) {
+      const [get, head] = await Promise.all([fetch(`${stack.apiUrl}${path}`), fetch(`${stack.apiUrl}${path}`, { method: 'HEAD' })]);
+      expect([head.status, head.headers.get('content-type'), await head.text()]).toEqual([get.status, get.headers.get('content-type'), '']);
     }
   });
 
   it('413 from the handler for a body over its limit (5 MiB), nothing sent', async () => {
-    const body = JSON.stringify(messageBody(tenant.organizationId, { TextContent: 'x'.repeat(5 * 1024 * 1024) }));
-    await expectProblem(await send(stack, tenant.apiKey, body), 413);
+    expectClientProblem(await sendTyped(api, messageBody(tenant.organizationId, { TextContent: 'x'.repeat(5 * 1024 * 1024) })), 413);
     expect(await sentEmails(stack.sesUrl)).toHaveLength(0);
   });
 
@@ -259,17 +294,17 @@ describe('a stack with MAX_BODY_BYTES set', () => {
 
 describe('Idempotency-Key over HTTP', () => {
   it('replays the first response without sending again, and refuses another body with 422', async () => {
-    const headers = { 'Idempotency-Key': `order-${Date.now()}` };
-    const first = await send(stack, tenant.apiKey, messageBody(tenant.organizationId), headers);
-    expect(first.status).toBe(200);
-    const firstBody = await first.json();
+    const params = { header: { 'Idempotency-Key': `order-${Date.now()}` } };
+    const first = await api.POST('/v1.2/email/send', { params, body: messageBody(tenant.organizationId) });
+    expect(first.response.status).toBe(200);
+    expect(first.response.headers.get('idempotent-replayed')).toBeNull();
 
-    const replay = await send(stack, tenant.apiKey, messageBody(tenant.organizationId), headers);
-    expect(replay.status).toBe(200);
-    expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect(await replay.json()).toEqual(firstBody);
+    const replay = await api.POST('/v1.2/email/send', { params, body: messageBody(tenant.organizationId) });
+    expect(replay.response.status).toBe(200);
+    expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.data).toEqual(first.data);
 
-    await expectProblem(await send(stack, tenant.apiKey, messageBody(tenant.organizationId, { Subject: 'Changed' }), headers), 422);
+    expectClientProblem(await api.POST('/v1.2/email/send', { params, body: messageBody(tenant.organizationId, { Subject: 'Changed' }) }), 422);
     expect(await sentEmails(stack.sesUrl)).toHaveLength(1);
   });
 });
@@ -277,29 +312,31 @@ describe('Idempotency-Key over HTTP', () => {
 describe('admin changes take effect at once (AUTH_CACHE_SECONDS=0)', () => {
   it('key rotate: the old key is refused, the new one works', async () => {
     const t = await provisionTenant(env);
-    expect((await send(stack, t.apiKey, messageBody(t.organizationId))).status).toBe(200);
+    expect((await sendTyped(clientOf(stack, t.apiKey), messageBody(t.organizationId))).response.status).toBe(200);
     const { key } = await adminJson(env, 'key', 'rotate', '--user', t.userId);
     expect(key).not.toBe(t.apiKey);
-    await expectProblem(await send(stack, t.apiKey, messageBody(t.organizationId)), 401);
-    expect((await send(stack, key, messageBody(t.organizationId))).status).toBe(200);
+    expectClientProblem(await sendTyped(clientOf(stack, t.apiKey), messageBody(t.organizationId)), 401);
+    expect((await sendTyped(clientOf(stack, key), messageBody(t.organizationId))).response.status).toBe(200);
     expect(await sentEmails(stack.sesUrl)).toHaveLength(2);
   });
 
   it('key revoke: the key is refused', async () => {
     const t = await provisionTenant(env);
-    expect((await send(stack, t.apiKey, messageBody(t.organizationId))).status).toBe(200);
+    const client = clientOf(stack, t.apiKey);
+    expect((await sendTyped(client, messageBody(t.organizationId))).response.status).toBe(200);
     expect(await admin(env, 'key', 'revoke', '--user', t.userId)).toMatchObject({ code: 0 });
-    const response = await send(stack, t.apiKey, messageBody(t.organizationId));
-    await expectProblem(response, 401);
-    expect(response.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    const answer = await sendTyped(client, messageBody(t.organizationId));
+    expectClientProblem(answer, 401);
+    expect(answer.response.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
   });
 
   it('member remove and sender remove: 403 at once', async () => {
     const t = await provisionTenant(env, ['example.com', 'ops@acme.test']);
+    const client = clientOf(stack, t.apiKey);
     await adminJson(env, 'sender', 'remove', '--org', t.organizationId, '--domain', 'example.com');
-    await expectProblem(await send(stack, t.apiKey, messageBody(t.organizationId)), 403);
-    expect((await send(stack, t.apiKey, messageBody(t.organizationId, { From: 'ops@acme.test' }))).status).toBe(200);
+    expectClientProblem(await sendTyped(client, messageBody(t.organizationId)), 403);
+    expect((await sendTyped(client, messageBody(t.organizationId, { From: 'ops@acme.test' }))).response.status).toBe(200);
     await adminJson(env, 'member', 'remove', '--org', t.organizationId, '--user', t.userId);
-    await expectProblem(await send(stack, t.apiKey, messageBody(t.organizationId, { From: 'ops@acme.test' })), 403);
+    expectClientProblem(await sendTyped(client, messageBody(t.organizationId, { From: 'ops@acme.test' })), 403);
   });
 });

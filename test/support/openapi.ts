@@ -134,7 +134,8 @@ function describeErrors(errors: readonly ErrorObject[] | null | undefined, where
 
 /**
  * The documented response for a method, path and status: its JSON location and the object.
- * A path (or a method on a path) the document does not list gets the generic 404 response.
+ * A path the document does not list gets the generic 404 response; a method a local page does
+ * not list, the pages' 405 (`PageMethodNotAllowed`), as the document's description says.
  */
 export function findResponse(method: string, path: string, status: number, localStack = false): { where: string; response: Json } | { problem: string } {
   const documented = documentedPath(path);
@@ -144,6 +145,10 @@ export function findResponse(method: string, path: string, status: number, local
   // HEAD is GET without a body (RFC 9110), unless documented on its own.
   const operation: Json | undefined = (METHODS as readonly string[]).includes(verb) ? (pathItem?.[verb] ?? (verb === 'head' ? pathItem?.get : undefined)) : undefined;
   if (!operation) {
+    if (pathItem?.['x-local-only'] === true) {
+      if (status === 405) return { where: 'components.responses.PageMethodNotAllowed', response: resolveRef(openApiDocument.components.responses.PageMethodNotAllowed) };
+      return { problem: `${method.toUpperCase()} ${path}: the page exists, so a method it does not serve is documented as 405 (got ${status})` };
+    }
     if (status === 404) return { where: 'components.responses.NotFound', response: resolveRef(openApiDocument.components.responses.NotFound) };
     return { problem: `${method.toUpperCase()} ${path} is not documented, and only a 404 is documented for what is not (got ${status})` };
   }

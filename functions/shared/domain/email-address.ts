@@ -32,6 +32,10 @@ const ADDRESS_RULES = {
 // the only wall between tenants. Other quoted local parts are valid RFC 5322 and still accepted.
 const MISLEADING_IN_QUOTES = /[@<>,]/;
 
+// validator reads a lone `"` as a quoted local part, and lets Unicode white space (U+00A0,
+// U+3000 …) into quotes; neither is the ASCII local part the contract promises and SES takes.
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+
 /** Parses an address, or returns undefined when it is not one the service will send to. */
 export function parseEmailAddress(input: string): EmailAddress | undefined {
   // validator lets white space into a quoted local part; CR/LF there would reach the headers
@@ -40,6 +44,7 @@ export function parseEmailAddress(input: string): EmailAddress | undefined {
   if (input.length > MAX_ADDRESS_LENGTH || !isWellFormedText(input) || CONTROL_CHARACTERS.test(input) || !isEmail(input, ADDRESS_RULES)) return undefined;
   const at = input.lastIndexOf('@');
   const localPart = input.slice(0, at);
+  if (localPart === '"' || !PRINTABLE_ASCII.test(localPart)) return undefined;
   if (localPart.startsWith('"') && MISLEADING_IN_QUOTES.test(localPart)) return undefined;
   const domain = toAsciiDomain(input.slice(at + 1));
   if (domain === undefined) return undefined;

@@ -5,6 +5,7 @@
  * connection.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { STATUS_CODES, ServerResponse, maxHeaderSize } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { HttpProblem, MethodNotAllowedProblem } from '../../../functions/shared/http/problems';
@@ -34,6 +35,21 @@ export function sendProblem(to: ServerResponse | Duplex, problem: HttpProblem, t
   };
   const lines = [`HTTP/1.1 ${response.statusCode} ${STATUS_CODES[response.statusCode] ?? 'Error'}`, ...Object.entries(head).map(([name, value]) => `${name}: ${value}`)];
   to.end(`${lines.join('\r\n')}\r\n\r\n${response.body}`);
+}
+
+/** What the local stack's own pages (`/`, `/openapi.json`, `/docs` and its renderer) serve: HEAD is GET without the body. */
+export const PAGE_METHODS = ['GET', 'HEAD'] as const;
+
+/**
+ * For a request to one of those pages: true when its method is one they serve; otherwise answers
+ * 405 with `Allow: GET, HEAD`, as the handler answers other methods on its own path, and returns
+ * false. A path that exists is never answered 404 for its method.
+ */
+export function pageMethodAllowed(req: IncomingMessage, res: ServerResponse, typeBase: string): boolean {
+  const method = req.method ?? '';
+  if ((PAGE_METHODS as readonly string[]).includes(method)) return true;
+  sendProblem(res, new MethodNotAllowedProblem(method, PAGE_METHODS), typeBase);
+  return false;
 }
 
 /** The llhttp error code (`HPE_…`) of a parse error, if it has one. */

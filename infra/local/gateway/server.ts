@@ -14,7 +14,7 @@ import { DEFAULTS as SERVICE_DEFAULTS } from '../../../functions/shared/runtime/
 import { serveDocs } from '../docs';
 import { lambdaContext, toHttpApiEvent } from './event';
 import { answerUnparsedRequests, trackResponse } from './pipelining';
-import { gatewayProblems, sendProblem } from './problems';
+import { gatewayProblems, pageMethodAllowed, sendProblem } from './problems';
 import { readBody } from './read-body';
 import { sendJson, writeResult } from './result';
 import type { GatewayRoute, LambdaHandler } from './routing';
@@ -91,12 +91,12 @@ export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
     const body = await readBody(req, res, options);
     if (body === undefined) return; // already answered 413
 
-    if (req.method === 'GET' && pathOf(req.url) === '/' && options.index) {
-      sendJson(res, handler ? 200 : 503, { ...options.index(), ready: handler !== undefined });
+    if (pathOf(req.url) === '/' && options.index) {
+      if (pageMethodAllowed(req, res, options.problemTypeBase)) sendJson(res, handler ? 200 : 503, { ...options.index(), ready: handler !== undefined });
       return;
     }
     // The API's own documentation: GET /openapi.json and a readable page at GET /docs.
-    if (serveDocs(req, res)) return;
+    if (serveDocs(req, res, options.problemTypeBase)) return;
     if (!handler) {
       sendProblem(res, gatewayProblems.starting(), options.problemTypeBase);
       return;
