@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { DEFAULTS } from '../../functions/shared/runtime/config';
 import { pageMethodAllowed } from './gateway/problems';
+import { htmlDocument } from './html';
 
 export const OPENAPI_FILE = new URL('../../openapi.json', import.meta.url);
 export const REDOC_FILE = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
@@ -54,26 +55,16 @@ function load(): Record<Page, Served> {
   return cache;
 }
 
-const escape = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-
 /** Redoc starts by itself on a `<redoc spec-url>` element, so the page needs no script of its own. */
 function page(title: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(title)}</title>
-<link rel="icon" href="data:,">
-<style>body { margin: 0; }</style>
-</head>
-<body>
+  return htmlDocument(
+    title,
+    '<link rel="icon" href="data:,">\n<style>body { margin: 0; }</style>',
+    `
 <redoc spec-url="${DOCS_PATHS.document}" required-props-first expand-responses="200,207"></redoc>
 <script src="${DOCS_PATHS.renderer}"></script>
-</body>
-</html>
-`;
+`,
+  );
 }
 
 /**

@@ -4,8 +4,7 @@
  * fetched from elsewhere (oidc-provider's defaults load web fonts, which fail offline).
  */
 
-const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+import { escapeHtml, htmlDocument } from '../html';
 
 /**
  * Served with every page: nothing but the page's own inline style, and no framing. A form may
@@ -30,16 +29,7 @@ const STYLE = `
 `;
 
 function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
-</head>
-<body><main>${body}</main></body>
-</html>`;
+  return htmlDocument(title, `<style>${STYLE}</style>`, `<main>${body}</main>`);
 }
 
 export function signInPage(options: { action: string; clientName: string; email?: string; error?: string }): string {
