@@ -13,6 +13,7 @@ export interface ApiRoute {
 
 export const API_ROUTES = {
   send: { path: '/v1.2/email/send', methods: ['POST'] },
+  status: { path: '/v1.2/email/status', methods: ['POST'] },
 } as const satisfies Record<string, ApiRoute>;
 
 export const ALL_ROUTES: readonly ApiRoute[] = Object.values(API_ROUTES);
