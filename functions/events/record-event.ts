@@ -52,9 +52,10 @@ export async function recordEvent(body: string, deps: EventsDependencies): Promi
   }
   if (moved.length > 0 && (await deps.webhooks.get(event.organizationId))) await deps.outbox.enqueue(webhookJob(event, moved));
 
-  const single = deps.metrics.singleMetric();
-  single.addDimension('EventType', event.type);
-  single.addMetric('DeliveryEvents', MetricUnit.Count, 1);
+  deps.metrics.addMetric('DeliveryEvents', MetricUnit.Count, 1);
+  const byType = deps.metrics.singleMetric();
+  byType.addDimension('EventType', event.type);
+  byType.addMetric('DeliveryEventsByType', MetricUnit.Count, 1);
   deps.logger.info('delivery event', { organizationId: event.organizationId, messageId: event.messageId, type: event.type, moved: moved.length });
   return moved.length > 0 ? 'recorded' : 'unchanged';
 }
