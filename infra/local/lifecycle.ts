@@ -69,7 +69,8 @@ export function startLocalLifecycle(options: LocalLifecycleOptions): LocalLifecy
 async function sendAutoReply(emulator: string, reply: { from: string; to: string; subject: string }): Promise<void> {
   await fetch(`${emulator}/v2/email/outbound-emails`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    // The emulator only checks that some credential is named, as SES would check a signature.
+    headers: { 'content-type': 'application/json', authorization: 'AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/ses/aws4_request' },
     body: JSON.stringify({
       FromEmailAddress: reply.from,
       Destination: { ToAddresses: [reply.to] },
