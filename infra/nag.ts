@@ -7,13 +7,27 @@ import type { HttpApi, HttpRoute } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Role } from 'aws-cdk-lib/aws-iam';
 import { SEND_PATH } from '../functions/send/route';
 
-export function acknowledgeNagFindings(api: HttpApi, sendRoutes: HttpRoute[], role: Role, tracing: boolean): void {
+/** `apiKeyRoutes`: the routes whose function checks an API key itself (send, status). */
+export function acknowledgeNagFindings(api: HttpApi, apiKeyRoutes: HttpRoute[], role: Role, tracing: boolean, lifecycleRoles: readonly Role[] = []): void {
+  // The delivery lifecycle's functions (status, events, webhooks) name every resource they touch;
+  // only active tracing adds a statement without one.
+  if (tracing) {
+    for (const traced of lifecycleRoles) {
+      Validations.of(traced).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level ' +
+          'permissions and only write trace data; every other statement of this role names its table partitions, queue ' +
+          'or key. Turn tracing off with the "tracing" context key to drop them.',
+      });
+    }
+  }
   const unauthenticatedRoute =
     'Authentication is the service\'s own: every request must carry "Authorization: Bearer <API key>", which the ' +
-    'function checks against SHA-256 hashes in DynamoDB before it looks at the messages or sends anything, and ' +
+    'function checks against SHA-256 hashes in DynamoDB before it looks at the body or sends or reads anything, and ' +
     'answers 401/403 otherwise (CONTRACT section 3). An API Gateway authorizer would repeat that lookup on a second ' +
     'Lambda and add latency without adding a check.';
-  for (const route of sendRoutes) {
+  for (const route of apiKeyRoutes) {
     Validations.of(route).acknowledge({ id: 'AwsSolutions-APIG4', reason: unauthenticatedRoute });
   }
   const defaultRoute = api.node.findChild('DefaultRoute');

@@ -15,7 +15,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import { SEND_PATH } from '../functions/send/route';
-import { SEND_FUNCTION_PARTITIONS } from '../functions/shared/store/table';
+import { DELIVERY_PARTITIONS, SEND_FUNCTION_PARTITIONS } from '../functions/shared/store/table';
 import { LOCK_FILE, REPO_ROOT, SEND_BUNDLING, SEND_ENTRY, SEND_RUNTIME } from './send-bundle';
 import type { StackSettings } from './settings';
 
@@ -35,7 +35,7 @@ export interface SendFunction {
 }
 
 /** Items in these partitions only: the function can never write a key, user or Organization item, nor read a user's. */
-const inPartitions = (...prefixes: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes.map((prefix) => `${prefix}*`) } });
+export const inPartitions = (...prefixes: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes.map((prefix) => `${prefix}*`) } });
 
 export function addSendFunction(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings): SendFunction {
   const logGroup = new LogGroup(stack, 'SendFunctionLogs', { retention: settings.logRetention });
@@ -56,11 +56,12 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
     }),
     new PolicyStatement({
       sid: 'ReadAccessRecords',
-      // Authentication reads API key items and Organization items, and nothing else: not users
-      // (their e-mail addresses), not other callers' idempotent responses.
+      // Authentication reads API key items and Organization items, and the suppression list of an
+      // Organization that has one; nothing else: not users (their e-mail addresses), not other
+      // callers' idempotent responses, not webhook secrets.
       actions: ['dynamodb:BatchGetItem'],
       resources: [table.tableArn],
-      conditions: inPartitions(SEND_FUNCTION_PARTITIONS.apiKey, SEND_FUNCTION_PARTITIONS.organization),
+      conditions: inPartitions(SEND_FUNCTION_PARTITIONS.apiKey, SEND_FUNCTION_PARTITIONS.organization, DELIVERY_PARTITIONS.suppression),
     }),
     new PolicyStatement({
       sid: 'IdempotencyRecords',

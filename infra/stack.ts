@@ -11,7 +11,10 @@ import type { StackProps } from 'aws-cdk-lib';
 import type { HttpApi, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { AttributeType, BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
+import { ConfigurationSet, SuppressionReasons } from 'aws-cdk-lib/aws-ses';
+import { API_ROUTES } from '../functions/shared/http/api-routes';
+import type { DeliveryLifecycle } from './delivery-lifecycle';
+import { addDeliveryLifecycle } from './delivery-lifecycle';
 import type { Construct } from 'constructs';
 import { SEND_PATH } from '../functions/send/route';
 import { TABLE_SCHEMA } from '../functions/shared/store/table';
@@ -30,6 +33,7 @@ export class EmailSendApiStack extends Stack {
   readonly api: HttpApi;
   readonly stage: HttpStage;
   readonly configurationSet: ConfigurationSet;
+  readonly lifecycle: DeliveryLifecycle;
 
   constructor(scope: Construct, id: string, props: StackProps = {}) {
     super(scope, id, props);
@@ -47,14 +51,21 @@ export class EmailSendApiStack extends Stack {
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    this.configurationSet = new ConfigurationSet(this, 'ConfigurationSet', { reputationMetrics: true, sendingEnabled: true });
+    // SES's own suppression (the account-level list) for this set's messages too, so SES and the
+    // service's per-Organization list agree on hard bounces and complaints.
+    this.configurationSet = new ConfigurationSet(this, 'ConfigurationSet', {
+      reputationMetrics: true,
+      sendingEnabled: true,
+      suppressionReasons: SuppressionReasons.BOUNCES_AND_COMPLAINTS,
+    });
 
     const send = addSendFunction(this, this.table, this.configurationSet, settings);
     this.sendFunction = send.fn;
-    const { api, stage, sendRoutes, customDomain } = addSendApi(this, send.fn, settings);
+    this.lifecycle = addDeliveryLifecycle(this, this.table, this.configurationSet, settings);
+    const { api, stage, sendRoutes, statusRoutes, customDomain } = addSendApi(this, send.fn, settings, this.lifecycle.status.fn);
     this.api = api;
     this.stage = stage;
-    addAlarms(this, api, send.fn, settings);
+    addAlarms(this, api, send.fn, settings, this.lifecycle.alarms);
 
     new CfnOutput(this, 'SendUrl', { description: 'POST endpoint of the send API', value: `${stage.url}${SEND_PATH.slice(1)}` });
     if (customDomain) {
@@ -67,6 +78,11 @@ export class EmailSendApiStack extends Stack {
         value: customDomain.regionalDomainName,
       });
     }
+    new CfnOutput(this, 'StatusUrl', { description: 'POST endpoint of the status API', value: `${stage.url}${API_ROUTES.status.path.slice(1)}` });
+    new CfnOutput(this, 'WebhookKeyArn', {
+      description: 'KMS key sealing webhook secrets; pass it to "admin webhook set" as --kms-key',
+      value: this.lifecycle.webhookKey.keyArn,
+    });
     new CfnOutput(this, 'TableName', { description: 'DynamoDB table; pass it to the admin CLI as --table', value: this.table.tableName });
     new CfnOutput(this, 'Region', { description: 'Region; pass it to the admin CLI as --region', value: Aws.REGION });
     new CfnOutput(this, 'ConfigurationSetName', {
@@ -74,6 +90,7 @@ export class EmailSendApiStack extends Stack {
       value: this.configurationSet.configurationSetName,
     });
 
-    acknowledgeNagFindings(api, sendRoutes, send.role, settings.tracing);
+    const { events, webhooks, status } = this.lifecycle;
+    acknowledgeNagFindings(api, [...sendRoutes, ...statusRoutes], send.role, settings.tracing, [events.role, webhooks.role, status.role]);
   }
 }

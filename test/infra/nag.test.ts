@@ -47,7 +47,11 @@ function rawFindings(stack: EmailSendApiStack): string[] {
 const EXPECTED_ACKNOWLEDGEMENTS = [
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/DefaultRoute',
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/POST--v1.2--email--send',
+  'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/POST--v1.2--email--status',
+  'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/EventsFunctionRole',
   'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/SendFunctionRole',
+  'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/StatusFunctionRole',
+  'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/WebhookFunctionRole',
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*] @ EmailSendApi/SendFunctionRole',
 ];
 

@@ -68,13 +68,16 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
       expect(SEND_PATH).toBe(HANDLER_SEND_PATH);
     });
 
-    it('routes POST /v1.2/email/send and $default, both to the one Lambda proxy integration', () => {
+    it('routes POST /v1.2/email/send and $default to the send function, POST /v1.2/email/status to the status function', () => {
       const routes = Object.values(template.findResources('AWS::ApiGatewayV2::Route'));
-      expect(routes.map((r) => r.Properties.RouteKey).sort()).toEqual(['$default', 'POST /v1.2/email/send']);
-      const integration = Object.keys(template.findResources('AWS::ApiGatewayV2::Integration'));
-      expect(integration).toHaveLength(1);
+      expect(routes.map((r) => r.Properties.RouteKey).sort()).toEqual(['$default', 'POST /v1.2/email/send', 'POST /v1.2/email/status']);
+      const integrations = template.findResources('AWS::ApiGatewayV2::Integration');
+      expect(Object.keys(integrations)).toHaveLength(2);
+      const integrationOf = (fn: string) => Object.keys(integrations).find((id) => JSON.stringify(integrations[id]!.Properties.IntegrationUri) === JSON.stringify({ 'Fn::GetAtt': [fn, 'Arn'] }));
+      const statusFn = logicalId(stack, stack.lifecycle.status.fn);
       for (const route of routes) {
-        expect(route.Properties.Target).toEqual({ 'Fn::Join': ['', ['integrations/', { Ref: integration[0] }]] });
+        const target = route.Properties.RouteKey === 'POST /v1.2/email/status' ? integrationOf(statusFn) : integrationOf(ids.fn);
+        expect(route.Properties.Target).toEqual({ 'Fn::Join': ['', ['integrations/', { Ref: target }]] });
         // Authentication is the function's (API keys, CONTRACT section 3); see the cdk-nag test.
         expect(route.Properties.AuthorizationType).toBe('NONE');
       }
@@ -85,15 +88,13 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
       });
     });
 
-    it('lets only this API invoke the function', () => {
+    it('lets only this API invoke the send and status functions, and nothing invoke the others', () => {
       const permissions = Object.values(template.findResources('AWS::Lambda::Permission'));
       expect(permissions.length).toBeGreaterThan(0);
+      const invokable = [ids.fn, logicalId(stack, stack.lifecycle.status.fn)];
       for (const permission of permissions) {
-        expect(permission.Properties).toMatchObject({
-          Action: 'lambda:InvokeFunction',
-          Principal: 'apigateway.amazonaws.com',
-          FunctionName: { 'Fn::GetAtt': [ids.fn, 'Arn'] },
-        });
+        expect(permission.Properties).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
+        expect(invokable).toContain(permission.Properties.FunctionName['Fn::GetAtt'][0]);
         expect(JSON.stringify(permission.Properties.SourceArn)).toContain(`{"Ref":"${ids.api}"}`);
       }
     });
@@ -191,7 +192,8 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
 
   describe('IAM', () => {
     it('gives the function a role of its own, with no managed policies', () => {
-      const role = onlyResource(template, 'AWS::IAM::Role') as { Properties: Json };
+      const role = template.toJSON().Resources[ids.role] as { Properties: Json };
+      template.resourceCountIs('AWS::IAM::Role', 4);
       expect(role.Properties.ManagedPolicyArns).toBeUndefined();
       expect(role.Properties.AssumeRolePolicyDocument).toEqual({
         Version: '2012-10-17',
@@ -200,9 +202,8 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
       template.hasResourceProperties('AWS::Lambda::Function', { Role: { 'Fn::GetAtt': [ids.role, 'Arn'] } });
     });
 
-    it('allows exactly: X-Ray trace writes, its own logs, BatchGetItem on key and Organization items only, idempotency records in IDEM# partitions, the send-rate budget in BUDGET#, GetAccount, SendEmail on identities and the configuration set', () => {
-      const policy = onlyResource(template, 'AWS::IAM::Policy') as { Properties: { PolicyDocument: Json; Roles: unknown } };
-      expect(policy.Properties.Roles).toEqual([{ Ref: ids.role }]);
+    it('allows exactly: X-Ray trace writes, its own logs, BatchGetItem on key, Organization and suppression items only, idempotency records in IDEM# partitions, the send-rate budget in BUDGET#, GetAccount, SendEmail on identities and the configuration set', () => {
+      const policy = Object.values(template.findResources('AWS::IAM::Policy')).find((p) => JSON.stringify(p.Properties.Roles) === JSON.stringify([{ Ref: ids.role }])) as { Properties: { PolicyDocument: Json; Roles: unknown } };
       const sesArn = (suffix: unknown[]) => ({
         'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ses:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ...suffix]],
       });
@@ -220,7 +221,7 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
             Effect: 'Allow',
             Action: 'dynamodb:BatchGetItem',
             Resource: { 'Fn::GetAtt': [ids.table, 'Arn'] },
-            Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*', 'ORG#*'] } },
+            Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*', 'ORG#*', 'SUPP#*'] } },
           },
           {
             Sid: 'IdempotencyRecords',
@@ -314,8 +315,8 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
     const metricNames = (alarm: Json) =>
       asArray(alarm.Metrics as Json[]).flatMap((m) => ((m.MetricStat as Json | undefined)?.Metric ? [((m.MetricStat as Json).Metric as Json).MetricName] : []));
 
-    it('watches the API 5xx rate, function errors and throttles, and p99 latency; none notify by default', () => {
-      expect(alarms).toHaveLength(4);
+    it('watches the API 5xx rate, function errors and throttles, p99 latency, the SES reputation and both dead-letter queues; none notify by default', () => {
+      expect(alarms).toHaveLength(8);
       for (const alarm of alarms) {
         expect(alarm.TreatMissingData).toBe('notBreaching');
         expect(alarm.AlarmActions).toBeUndefined();
@@ -411,7 +412,7 @@ describe('EmailSendApiStack context', () => {
     const topic = 'arn:aws:sns:eu-west-1:123456789012:email-send-api-alarms';
     const template = Template.fromStack(buildStack({ alarmTopicArn: topic }).stack);
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(4);
+    expect(alarms).toHaveLength(8);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([topic]);
       expect(alarm.Properties.OKActions).toEqual([topic]);

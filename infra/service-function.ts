@@ -1,0 +1,68 @@
+/**
+ * A function of the delivery lifecycle (status, events, webhook delivery) with what the send
+ * function has too: its own log group, its own role holding exactly the statements given (no
+ * managed policies), Node.js 24 on arm64, the send function's bundling, JSON logs, and the
+ * service's settings in its environment. Created in the stack's own scope, like the send function.
+ */
+import type { Duration, Stack } from 'aws-cdk-lib';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement as Statement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, LoggingFormat, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { LOCK_FILE, REPO_ROOT, SEND_BUNDLING, SEND_RUNTIME } from './send-bundle';
+import { SERVICE_NAME } from './send-function';
+
+export { inPartitions } from './send-function';
+import type { StackSettings } from './settings';
+
+export interface ServiceFunctionProps {
+  /** Logical id of the function; its role and log group get `<id>Role` and `<id>Logs`. */
+  readonly id: string;
+  readonly entry: string;
+  readonly description: string;
+  readonly timeout: Duration;
+  readonly memoryMb: number;
+  readonly statements: readonly PolicyStatement[];
+  readonly environment: Readonly<Record<string, string>>;
+}
+
+export interface ServiceFunction {
+  readonly fn: NodejsFunction;
+  readonly role: Role;
+}
+
+export function addServiceFunction(stack: Stack, table: Table, settings: StackSettings, props: ServiceFunctionProps): ServiceFunction {
+  const logGroup = new LogGroup(stack, `${props.id}Logs`, { retention: settings.logRetention });
+  const role = new Role(stack, `${props.id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: props.description });
+  role.addToPolicy(new Statement({ sid: 'WriteOwnLogs', actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
+  for (const statement of props.statements) role.addToPolicy(statement);
+  const fn = new NodejsFunction(stack, props.id, {
+    description: props.description,
+    entry: props.entry,
+    handler: 'handler',
+    projectRoot: REPO_ROOT,
+    depsLockFilePath: LOCK_FILE,
+    runtime: SEND_RUNTIME,
+    architecture: Architecture.ARM_64,
+    memorySize: props.memoryMb,
+    timeout: props.timeout,
+    role,
+    logGroup,
+    loggingFormat: LoggingFormat.JSON,
+    bundling: SEND_BUNDLING,
+    tracing: settings.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
+    environment: {
+      TABLE_NAME: table.tableName,
+      ...settings.serviceEnvironment,
+      ...props.environment,
+      POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+      POWERTOOLS_TRACE_ENABLED: String(settings.tracing),
+      NODE_OPTIONS: '--enable-source-maps',
+    },
+  });
+  return { fn, role };
+}
+
+export const functionEntry = (name: 'events' | 'status' | 'webhooks') => `${REPO_ROOT}functions/${name}/index.ts`;
