@@ -98,13 +98,9 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
   for (const statement of statements) role.addToPolicy(statement);
 
   const fn = new NodejsFunction(stack, 'SendFunction', {
+    ...functionBasics(settings),
     description: `POST ${SEND_PATH}: validate, authorise and send through Amazon SES`,
     entry: SEND_ENTRY,
-    handler: 'handler',
-    projectRoot: REPO_ROOT,
-    depsLockFilePath: LOCK_FILE,
-    runtime: SEND_RUNTIME,
-    architecture: Architecture.ARM_64,
     // CPU scales with memory, and this function's cost is CPU more than memory: TLS handshakes
     // to DynamoDB and SES on a cold start, parsing and validating up to 5 MiB of JSON, building
     // up to 100 MIME messages, and SEND_CONCURRENCY SES calls in flight. 1024 MB (about 0.6 vCPU)
@@ -113,12 +109,6 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
     timeout: FUNCTION_TIMEOUT,
     role,
     logGroup,
-    // Platform lines (START, REPORT, timeouts) in JSON too, so one Logs Insights query reads
-    // them next to the Powertools logger's records.
-    loggingFormat: LoggingFormat.JSON,
-    bundling: SEND_BUNDLING,
-    // HTTP APIs cannot start traces themselves, so the function's traces begin at Lambda.
-    tracing: settings.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
     // Every setting the function reads (functions/shared/runtime/config.ts), set explicitly so
     // the deployed values are visible in the template. AWS_REGION is set by Lambda itself;
     // DYNAMODB_ENDPOINT and SES_ENDPOINT are for the local stack and must stay unset here.
@@ -126,10 +116,30 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
       TABLE_NAME: table.tableName,
       SES_CONFIGURATION_SET: configurationSet.configurationSetName,
       ...settings.serviceEnvironment,
-      POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
-      POWERTOOLS_TRACE_ENABLED: String(settings.tracing),
-      NODE_OPTIONS: '--enable-source-maps',
+      ...runtimeEnvironment(settings),
     },
   });
   return { fn, role };
+}
+
+/** What every function of the stack runs on and how it is built, traced and logs. */
+export function functionBasics(settings: StackSettings) {
+  return {
+    handler: 'handler',
+    projectRoot: REPO_ROOT,
+    depsLockFilePath: LOCK_FILE,
+    runtime: SEND_RUNTIME,
+    architecture: Architecture.ARM_64,
+    // Platform lines (START, REPORT, timeouts) in JSON too, so one Logs Insights query reads
+    // them next to the Powertools logger's records.
+    loggingFormat: LoggingFormat.JSON,
+    bundling: SEND_BUNDLING,
+    // HTTP APIs and SQS cannot start traces themselves, so each function's traces begin at Lambda.
+    tracing: settings.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
+  };
+}
+
+/** The Powertools and Node settings every function of the stack gets. */
+export function runtimeEnvironment(settings: StackSettings): Record<string, string> {
+  return { POWERTOOLS_SERVICE_NAME: SERVICE_NAME, POWERTOOLS_TRACE_ENABLED: String(settings.tracing), NODE_OPTIONS: '--enable-source-maps' };
 }

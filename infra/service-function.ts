@@ -8,11 +8,10 @@ import type { Duration, Stack } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { PolicyStatement as Statement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, LoggingFormat, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
-import { LOCK_FILE, REPO_ROOT, SEND_BUNDLING, SEND_RUNTIME } from './send-bundle';
-import { SERVICE_NAME } from './send-function';
+import { REPO_ROOT } from './send-bundle';
+import { functionBasics, runtimeEnvironment } from './send-function';
 
 export { inPartitions } from './send-function';
 import type { StackSettings } from './settings';
@@ -39,28 +38,14 @@ export function addServiceFunction(stack: Stack, table: Table, settings: StackSe
   role.addToPolicy(new Statement({ sid: 'WriteOwnLogs', actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
   for (const statement of props.statements) role.addToPolicy(statement);
   const fn = new NodejsFunction(stack, props.id, {
+    ...functionBasics(settings),
     description: props.description,
     entry: props.entry,
-    handler: 'handler',
-    projectRoot: REPO_ROOT,
-    depsLockFilePath: LOCK_FILE,
-    runtime: SEND_RUNTIME,
-    architecture: Architecture.ARM_64,
     memorySize: props.memoryMb,
     timeout: props.timeout,
     role,
     logGroup,
-    loggingFormat: LoggingFormat.JSON,
-    bundling: SEND_BUNDLING,
-    tracing: settings.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
-    environment: {
-      TABLE_NAME: table.tableName,
-      ...settings.serviceEnvironment,
-      ...props.environment,
-      POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
-      POWERTOOLS_TRACE_ENABLED: String(settings.tracing),
-      NODE_OPTIONS: '--enable-source-maps',
-    },
+    environment: { TABLE_NAME: table.tableName, ...settings.serviceEnvironment, ...props.environment, ...runtimeEnvironment(settings) },
   });
   return { fn, role };
 }
