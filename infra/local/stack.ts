@@ -44,6 +44,8 @@ export interface LocalStackOptions {
   readonly sesMaxSendRate?: number | undefined;
   readonly tableName?: string;
   readonly region?: string;
+  /** Play SES's mailbox simulator (default true); the load tests turn it off to load the send path alone. */
+  readonly mailboxSimulator?: boolean;
   /** Multiplies the webhook retry delays (tests shrink them); 1 is the schedule used in AWS. */
   readonly webhookRetryScale?: number;
   /** Service settings for the handler (MAX_MESSAGES, AUTH_CACHE_SECONDS, ...), as in Lambda. */
@@ -260,7 +262,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const lifecycle = startLocalLifecycle({ config, credentials, emulator, webhookRetryScale: options.webhookRetryScale, log });
     cleanups.push(() => lifecycle.stop());
     // Only the stack's own emulator is watched: with an external SES_ENDPOINT there is no simulator.
-    if (emulator) simulate = lifecycle.simulate;
+    if (emulator && options.mailboxSimulator !== false) simulate = lifecycle.simulate;
     const sendUrl = `${apiUrl}${SEND_PATH}`;
     const statusUrl = `${apiUrl}${STATUS_PATH}`;
     index = {
