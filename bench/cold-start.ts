@@ -32,7 +32,7 @@ export const handler = async () => ({ statusCode: 200, body: String(typeof clien
 const FLOOR_SOURCE = `
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { createDynamoDbClient, createSesClient } from './functions/shared/clients';
+import { createDynamoDbClient, createSesClient } from './functions/shared/runtime/clients';
 const ses = createSesClient({ region: process.env.AWS_REGION });
 const dynamodb = createDynamoDbClient({ region: process.env.AWS_REGION });
 const logger = new Logger({ serviceName: 'floor' });

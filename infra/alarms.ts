@@ -12,7 +12,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { StackSettings } from './settings';
 
-interface AlarmRow {
+export interface AlarmRow {
   readonly id: string;
   readonly description: string;
   readonly metric: IMetric;
@@ -23,7 +23,8 @@ interface AlarmRow {
   readonly datapointsToAlarm?: number;
 }
 
-export function addAlarms(stack: Stack, api: HttpApi, sendFunction: IFunction, settings: StackSettings): Alarm[] {
+/** `more`: the alarms of other parts of the stack (the delivery lifecycle's), made the same way. */
+export function addAlarms(stack: Stack, api: HttpApi, sendFunction: IFunction, settings: StackSettings, more: readonly AlarmRow[] = []): Alarm[] {
   const thresholds = settings.alarms;
   const minute = Duration.minutes(1);
   const fiveMinutes = Duration.minutes(5);
@@ -74,7 +75,7 @@ export function addAlarms(stack: Stack, api: HttpApi, sendFunction: IFunction, s
   ];
 
   const action = settings.alarmTopicArn ? new SnsAction(Topic.fromTopicArn(stack, 'AlarmTopic', settings.alarmTopicArn)) : undefined;
-  return rows.map((row) => {
+  return [...rows, ...more].map((row) => {
     const alarm = new Alarm(stack, row.id, {
       alarmDescription: row.description,
       metric: row.metric,

@@ -12,12 +12,14 @@ import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { SEND_PATH } from '../functions/send/route';
+import { API_ROUTES } from '../functions/shared/http/api-routes';
 import type { StackSettings } from './settings';
 
 export interface SendApi {
   readonly api: HttpApi;
   readonly stage: HttpStage;
   readonly sendRoutes: HttpRoute[];
+  readonly statusRoutes: HttpRoute[];
   readonly customDomain: DomainName | undefined;
 }
 
@@ -41,7 +43,7 @@ const ACCESS_LOG_FIELDS = {
   error: '$context.error.message',
 };
 
-export function addSendApi(stack: Stack, sendFunction: IFunction, settings: StackSettings): SendApi {
+export function addSendApi(stack: Stack, sendFunction: IFunction, settings: StackSettings, statusFunction: IFunction): SendApi {
   const accessLogs = new LogGroup(stack, 'ApiAccessLogs', { retention: settings.logRetention });
   const integration = new HttpLambdaIntegration('SendIntegration', sendFunction);
   // The HTTP API has no default stage of its own: the stage below carries throttling, access
@@ -55,6 +57,8 @@ export function addSendApi(stack: Stack, sendFunction: IFunction, settings: Stac
     defaultIntegration: integration,
   });
   const sendRoutes = api.addRoutes({ path: SEND_PATH, methods: [HttpMethod.POST], integration });
+  // Its other methods fall to `$default`, whose function answers them 405 from the same route table.
+  const statusRoutes = api.addRoutes({ path: API_ROUTES.status.path, methods: [HttpMethod.POST], integration: new HttpLambdaIntegration('StatusIntegration', statusFunction) });
 
   const customDomain = settings.customDomain
     ? new DomainName(stack, 'CustomDomain', {
@@ -75,5 +79,5 @@ export function addSendApi(stack: Stack, sendFunction: IFunction, settings: Stac
     },
     ...(customDomain && { domainMapping: { domainName: customDomain } }),
   });
-  return { api, stage, sendRoutes, customDomain };
+  return { api, stage, sendRoutes, statusRoutes, customDomain };
 }

@@ -7,10 +7,14 @@ import type { HttpApi, HttpRoute } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { UserPool } from 'aws-cdk-lib/aws-cognito';
 import type { Role } from 'aws-cdk-lib/aws-iam';
 import { SEND_PATH } from '../functions/send/route';
+import { API_ROUTES } from '../functions/shared/http/api-routes';
+
+const STATUS_PATH = API_ROUTES.status.path;
 
 export interface NagSubjects {
   readonly api: HttpApi;
-  readonly sendRoutes: HttpRoute[];
+  /** The routes whose function checks an API key itself (send, status). */
+  readonly apiKeyRoutes: HttpRoute[];
   readonly sendRole: Role;
   readonly tracing: boolean;
   readonly pageRoutes: HttpRoute[];
@@ -23,13 +27,13 @@ const X_RAY_REASON =
   'Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions ' +
   'and only write trace data; turn tracing off with the "tracing" context key to drop them.';
 
-export function acknowledgeNagFindings({ api, sendRoutes, sendRole: role, tracing, pageRoutes, userPool, tracedRoles }: NagSubjects): void {
+export function acknowledgeNagFindings({ api, apiKeyRoutes, sendRole: role, tracing, pageRoutes, userPool, tracedRoles }: NagSubjects): void {
   const unauthenticatedRoute =
     'Authentication is the service\'s own: every request must carry "Authorization: Bearer <API key>", which the ' +
-    'function checks against SHA-256 hashes in DynamoDB before it looks at the messages or sends anything, and ' +
+    'function checks against SHA-256 hashes in DynamoDB before it looks at the body or sends or reads anything, and ' +
     'answers 401/403 otherwise (CONTRACT section 3). An API Gateway authorizer would repeat that lookup on a second ' +
     'Lambda and add latency without adding a check.';
-  for (const route of sendRoutes) {
+  for (const route of apiKeyRoutes) {
     Validations.of(route).acknowledge({ id: 'AwsSolutions-APIG4', reason: unauthenticatedRoute });
   }
   const defaultRoute = api.node.findChild('DefaultRoute');
@@ -37,7 +41,8 @@ export function acknowledgeNagFindings({ api, sendRoutes, sendRole: role, tracin
     id: 'AwsSolutions-APIG4',
     reason:
       'The $default route only exists so that unknown paths and methods reach the function, which answers them with ' +
-      `404/405 problem documents and sends nothing; the one route that acts, POST ${SEND_PATH}, requires an API key.`,
+      `404/405 problem documents and sends nothing; the routes that act (POST ${SEND_PATH}, POST ${STATUS_PATH}) require ` +
+      'an API key, and those of the settings API a token checked by the JWT authorizer.',
   });
   Validations.of(role).acknowledge({
     id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*]`,

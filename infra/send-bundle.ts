@@ -63,6 +63,9 @@ export function sendEsbuildOptions(outfile: string) {
 
 export const ME_ENTRY = fileURLToPath(new URL('../functions/me/index.ts', import.meta.url));
 export const SETTINGS_PAGE_ENTRY = fileURLToPath(new URL('../functions/settings-page/index.ts', import.meta.url));
+export const EVENTS_ENTRY = fileURLToPath(new URL('../functions/events/index.ts', import.meta.url));
+export const WEBHOOKS_ENTRY = fileURLToPath(new URL('../functions/webhooks/index.ts', import.meta.url));
+export const STATUS_ENTRY = fileURLToPath(new URL('../functions/status/index.ts', import.meta.url));
 
 /**
  * The settings page's files go beside its bundle, where `functions/settings-page/assets.ts`

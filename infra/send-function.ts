@@ -10,7 +10,7 @@ import type { Role } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import { SEND_PATH } from '../functions/send/route';
-import { SEND_FUNCTION_PARTITIONS } from '../functions/shared/store/table';
+import { DELIVERY_PARTITIONS, SEND_FUNCTION_PARTITIONS } from '../functions/shared/store/table';
 import { SEND_ENTRY } from './send-bundle';
 import { addServiceFunction, inPartitions } from './service-function';
 import type { StackSettings } from './settings';
@@ -36,11 +36,12 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
   const statements: PolicyStatement[] = [
     new PolicyStatement({
       sid: 'ReadAccessRecords',
-      // Authentication reads API key items and Organization items, and nothing else: not users
-      // (their e-mail addresses), not other callers' idempotent responses.
+      // Authentication reads API key items and Organization items, and the suppression list of an
+      // Organization that has one; nothing else: not users (their e-mail addresses), not other
+      // callers' idempotent responses, not webhook secrets.
       actions: ['dynamodb:BatchGetItem'],
       resources: [table.tableArn],
-      conditions: inPartitions(SEND_FUNCTION_PARTITIONS.apiKey, SEND_FUNCTION_PARTITIONS.organization),
+      conditions: inPartitions(SEND_FUNCTION_PARTITIONS.apiKey, SEND_FUNCTION_PARTITIONS.organization, DELIVERY_PARTITIONS.suppression),
     }),
     new PolicyStatement({
       sid: 'IdempotencyRecords',
@@ -95,3 +96,4 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
     },
   });
 }
+

@@ -55,6 +55,8 @@ export const SERVICE_CONTEXT_KEYS = {
   problemTypeBase: 'PROBLEM_TYPE_BASE',
   // Unset: the function reads the account's rate from SES (GetAccount).
   sesMaxSendRate: 'SES_MAX_SEND_RATE',
+  // Unset: 30 days (functions/shared/runtime/config.ts). Read by the events function.
+  statusRetentionDays: 'STATUS_RETENTION_DAYS',
 } as const;
 
 export interface StackSettings {

@@ -11,7 +11,10 @@ import type { StackProps } from 'aws-cdk-lib';
 import type { HttpApi, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { AttributeType, BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
+import { ConfigurationSet, SuppressionReasons } from 'aws-cdk-lib/aws-ses';
+import { API_ROUTES } from '../functions/shared/http/api-routes';
+import type { DeliveryLifecycle } from './delivery-lifecycle';
+import { addDeliveryLifecycle } from './delivery-lifecycle';
 import type { Construct } from 'constructs';
 import { SEND_PATH } from '../functions/send/route';
 import { TABLE_SCHEMA } from '../functions/shared/store/table';
@@ -34,6 +37,7 @@ export class EmailSendApiStack extends Stack {
   readonly configurationSet: ConfigurationSet;
   readonly settingsApiFunction: NodejsFunction;
   readonly settingsPageFunction: NodejsFunction;
+  readonly lifecycle: DeliveryLifecycle;
 
   constructor(scope: Construct, id: string, props: StackProps = {}) {
     super(scope, id, props);
@@ -51,14 +55,21 @@ export class EmailSendApiStack extends Stack {
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    this.configurationSet = new ConfigurationSet(this, 'ConfigurationSet', { reputationMetrics: true, sendingEnabled: true });
+    // SES's own suppression (the account-level list) for this set's messages too, so SES and the
+    // service's per-Organization list agree on hard bounces and complaints.
+    this.configurationSet = new ConfigurationSet(this, 'ConfigurationSet', {
+      reputationMetrics: true,
+      sendingEnabled: true,
+      suppressionReasons: SuppressionReasons.BOUNCES_AND_COMPLAINTS,
+    });
 
     const send = addSendFunction(this, this.table, this.configurationSet, settings);
     this.sendFunction = send.fn;
-    const { api, stage, sendRoutes, customDomain } = addSendApi(this, send.fn, settings);
+    this.lifecycle = addDeliveryLifecycle(this, this.table, this.configurationSet, settings);
+    const { api, stage, sendRoutes, statusRoutes, customDomain } = addSendApi(this, send.fn, settings, this.lifecycle.status.fn);
     this.api = api;
     this.stage = stage;
-    addAlarms(this, api, send.fn, settings);
+    addAlarms(this, api, send.fn, settings, this.lifecycle.alarms);
     const signIn = addSignIn(this, api, settings);
     const settingsParts = addSettings(this, this.table, api, settings, signIn);
     this.settingsApiFunction = settingsParts.api.fn;
@@ -86,6 +97,11 @@ export class EmailSendApiStack extends Stack {
         value: signIn.userPool.userPoolId,
       });
     }
+    new CfnOutput(this, 'StatusUrl', { description: 'POST endpoint of the status API', value: `${stage.url}${API_ROUTES.status.path.slice(1)}` });
+    new CfnOutput(this, 'WebhookKeyArn', {
+      description: 'KMS key sealing webhook secrets; pass it to "admin webhook set" as --kms-key',
+      value: this.lifecycle.webhookKey.keyArn,
+    });
     new CfnOutput(this, 'TableName', { description: 'DynamoDB table; pass it to the admin CLI as --table', value: this.table.tableName });
     new CfnOutput(this, 'Region', { description: 'Region; pass it to the admin CLI as --region', value: Aws.REGION });
     new CfnOutput(this, 'ConfigurationSetName', {
@@ -93,6 +109,15 @@ export class EmailSendApiStack extends Stack {
       value: this.configurationSet.configurationSetName,
     });
 
-    acknowledgeNagFindings({ api, sendRoutes, sendRole: send.role, tracing: settings.tracing, pageRoutes: settingsParts.pageRoutes, userPool: signIn.userPool, tracedRoles: [settingsParts.api.role, settingsParts.page.role] });
+    const { events, webhooks, status } = this.lifecycle;
+    acknowledgeNagFindings({
+      api,
+      apiKeyRoutes: [...sendRoutes, ...statusRoutes],
+      sendRole: send.role,
+      tracing: settings.tracing,
+      pageRoutes: settingsParts.pageRoutes,
+      userPool: signIn.userPool,
+      tracedRoles: [settingsParts.api.role, settingsParts.page.role, events.role, webhooks.role, status.role],
+    });
   }
 }

@@ -8,25 +8,24 @@ import type { ClientOptions } from '../shared/runtime/clients';
 import { createDynamoDbClient, createSesClient } from '../shared/runtime/clients';
 import type { Config } from '../shared/runtime/config';
 import { createLogger, createMetrics } from '../shared/runtime/observability';
-import { CachedAccessStore } from '../shared/store/cached-access-store';
-import { DynamoDbAccessStore } from '../shared/store/dynamodb-access-store';
+import { createAccessStore } from '../shared/store/cached-access-store';
 import { DynamoDbIdempotencyStore } from '../shared/store/dynamodb-idempotency-store';
 import { DynamoDbSendBudget } from '../shared/store/dynamodb-send-budget';
-import type { AccessStore } from '../shared/store/ports';
+import { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
 import { Pacer } from './pacing';
 import type { SendDependencies } from './send-request';
 
 /** Built once per function instance (or local stack), never per request. */
 export function createDependencies(config: Config, clients: ClientOptions = {}): SendDependencies {
   const dynamoDb = createDynamoDbClient(config, clients);
-  const store = new DynamoDbAccessStore(dynamoDb, config.tableName);
-  const access: AccessStore = config.authCacheSeconds > 0 ? new CachedAccessStore(store, { ttlSeconds: config.authCacheSeconds }) : store;
+  const access = createAccessStore(dynamoDb, config);
   const mailer = new SesMailer(createSesClient(config, clients), config.sesConfigurationSet);
   return {
     config,
     access,
     idempotency: new DynamoDbIdempotencyStore(dynamoDb, config.tableName),
     mailer,
+    suppressions: new DynamoDbSuppressionStore(dynamoDb, config.tableName),
     pacer: new Pacer({ budget: new DynamoDbSendBudget(dynamoDb, config.tableName), quota: mailer, maxSendRate: config.sesMaxSendRate, now: Date.now }),
     logger: createLogger(),
     metrics: createMetrics(),

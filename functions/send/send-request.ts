@@ -8,7 +8,7 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Config } from '../shared/runtime/config';
 import type { Mailer } from '../shared/mail/ports';
-import type { AccessStore, IdempotencyStore, StoredResponse } from '../shared/store/ports';
+import type { AccessStore, IdempotencyStore, StoredResponse, SuppressionList } from '../shared/store/ports';
 import type { Caller } from './authorisation';
 import { authoriseOrganization, authoriseSenders } from './authorisation';
 import type { IdempotentSession } from './idempotency';
@@ -18,6 +18,7 @@ import { decideOutcome } from './outcome';
 import type { Pacer } from './pacing';
 import type { MessageResult } from './sending';
 import { sendMessages } from './sending';
+import { applySuppressions } from './suppression';
 import type { ValidMessage } from './validation';
 import { validateSendRequest } from './validation';
 
@@ -26,6 +27,8 @@ export interface SendDependencies {
   readonly access: AccessStore;
   readonly idempotency: IdempotencyStore;
   readonly mailer: Mailer;
+  /** The Organizations' suppression lists; read only for an Organization that has one. */
+  readonly suppressions: SuppressionList;
   /** Spends the account's send rate (one per instance, it keeps the rate it read). */
   readonly pacer: Pacer;
   readonly logger: Logger;
@@ -79,8 +82,10 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     ({ session, known } = began);
   }
 
+  const unsent = request.messages.filter((message) => !known.has(message.index));
+  const { sendable, results: suppressed } = await applySuppressions(unsent, organization, deps.suppressions);
   const sending = await sendMessages(
-    request.messages.filter((message) => !known.has(message.index)),
+    sendable,
     {
       organizationId: request.organizationId,
       mailer: timedMailer(deps.mailer, deps.metrics, deps.now),
@@ -91,7 +96,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
       ...(session && checkpointHooks(session, deps.logger, input.requestId)),
     },
   );
-  const byIndex = new Map([...known, ...sending.results.map((result) => [result.Index, result] as const)]);
+  const byIndex = new Map([...known, ...suppressed, ...sending.results.map((result) => [result.Index, result] as const)]);
   const results = request.messages.map((message) => byIndex.get(message.index) as MessageResult);
   const roomIn = sending.retryAt === undefined ? undefined : Math.max(1, Math.ceil((sending.retryAt - deps.now()) / 1_000));
   const outcome = decideOutcome(results, roomIn);

@@ -13,14 +13,16 @@ import { hasExpired } from './expiry';
 import type { Pacer } from './pacing';
 import type { ValidMessage } from './validation';
 
-export type MessageResult =
+/** `Suppressed`: recipients left out because the Organization's suppression list holds them. */
+export type MessageResult = (
   | { readonly Index: number; readonly Status: 'Sent'; readonly MessageId: string }
   | { readonly Index: number; readonly Status: 'Expired' }
   | {
       readonly Index: number;
       readonly Status: 'Failed';
       readonly Error: { readonly Code: FailureCode; readonly Message: string; readonly Retryable: boolean };
-    };
+    }
+) & { readonly Suppressed?: readonly string[] };
 
 export interface SendOptions {
   readonly organizationId: string;
@@ -59,6 +61,11 @@ export function failed(index: number, code: FailureCode, message: string = FAILU
   return { Index: index, Status: 'Failed', Error: { Code: code, Message: message, Retryable: FAILURE_CODES[code].retryable } };
 }
 
+/** The result, naming the message's suppressed recipients when it had any. */
+export function withSuppressed(result: MessageResult, suppressed: readonly string[] | undefined): MessageResult {
+  return suppressed && suppressed.length > 0 ? { ...result, Suppressed: suppressed } : result;
+}
+
 /** Recipients of a message, as SES counts them against the send rate. */
 export function recipientsOf(message: ValidMessage): number {
   return message.to.length + message.cc.length + message.bcc.length;
@@ -71,7 +78,7 @@ async function sendOne(message: ValidMessage, turn: number, options: SendOptions
   const cap = options.backoffCapMs ?? 2_000;
   const sleep = options.sleep ?? defaultSleep;
 
-  const { index: _index, from, expiresAt: _expiresAt, ...content } = message;
+  const { index: _index, from, expiresAt: _expiresAt, suppressed: _suppressed, ...content } = message;
   const email: OutgoingEmail = { ...content, organizationId: options.organizationId, from: from.ascii };
 
   if (turn > now()) await sleep(turn - now());
@@ -126,7 +133,7 @@ export async function sendMessages(messages: readonly ValidMessage[], options: S
   const later = (at: number) => (retryAt = Math.max(retryAt ?? at, at));
   const results = await mapWithConcurrency(messages, options.concurrency, async (message, i) => {
     const turn = plan.sendAt[i];
-    const result = turn === undefined ? failed(message.index, 'Throttled', NO_TURN) : await sendOne(message, turn, options, later);
+    const result = withSuppressed(turn === undefined ? failed(message.index, 'Throttled', NO_TURN) : await sendOne(message, turn, options, later), message.suppressed);
     await options.onResult?.(result);
     return result;
   });

@@ -5,14 +5,13 @@
  */
 import type { EmailAddress } from '../shared/domain/email-address';
 import { parseEmailAddress } from '../shared/domain/email-address';
-import type { FieldProblem } from '../shared/http/problems';
-import { MAX_LISTED_PROBLEMS, ValidationProblem } from '../shared/http/problems';
+import { ValidationProblem } from '../shared/http/problems';
+import type { Json } from '../shared/http/body-rules';
+import { ILL_FORMED, ProblemList, isObject, own, unknownFields, validateOrganizationId } from '../shared/http/body-rules';
 import { codePointLength, isWellFormedText } from '../shared/domain/unicode';
 import { CONTROL_CHARACTERS } from '../shared/domain/header-safety';
 import type { OutgoingEmail } from '../shared/mail/ports';
-import { isCanonicalUuid } from '../shared/domain/uuid';
 import { parseExpiration } from './expiry';
-import { escapePointer } from '../shared/http/json-pointer';
 
 /** Amazon SES accepts at most 50 recipients per message. */
 export const MAX_RECIPIENTS = 50;
@@ -23,7 +22,6 @@ export const MAX_SUBJECT_LENGTH = 998;
 /** A friendly name longer than this is no name; SES folds the header, but mail clients cut it. */
 export const MAX_DISPLAY_NAME_LENGTH = 256;
 
-const ILL_FORMED = 'must be well-formed Unicode: it holds a lone surrogate (an unpaired \\uD800–\\uDFFF escape)';
 
 const TOP_LEVEL_FIELDS = new Set(['OrganizationId', 'organizationId', 'Messages']);
 const MESSAGE_FIELDS = new Set(['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime']);
@@ -34,6 +32,8 @@ export interface ValidMessage extends Omit<OutgoingEmail, 'organizationId' | 'fr
   readonly from: EmailAddress;
   /** Epoch milliseconds (UTC). */
   readonly expiresAt?: number;
+  /** Recipients the Organization's suppression list removed (see suppression.ts); set after validation. */
+  readonly suppressed?: readonly string[];
 }
 
 export interface SendRequest {
@@ -48,21 +48,6 @@ export interface ValidationLimits {
   readonly maxMessages: number;
 }
 
-type Json = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-const own = (object: Json, field: string): unknown => (Object.hasOwn(object, field) ? object[field] : undefined);
-
-/** Problems found so far: all are counted, the first ones kept (the answer lists no more). */
-class ProblemList {
-  readonly items: FieldProblem[] = [];
-  count = 0;
-  add(pointer: string, detail: string): void {
-    this.count++;
-    if (this.items.length < MAX_LISTED_PROBLEMS) this.items.push({ pointer, detail });
-  }
-}
-
 /** A string field's value, or a problem: not a string, or not well-formed Unicode. */
 function text(value: unknown, pointer: string, problems: ProblemList, what = 'must be a string'): string | undefined {
   if (typeof value !== 'string') {
@@ -74,34 +59,6 @@ function text(value: unknown, pointer: string, problems: ProblemList, what = 'mu
     return undefined;
   }
   return value;
-}
-
-function unknownFields(object: Json, allowed: ReadonlySet<string>, base: string, problems: ProblemList): void {
-  for (const field of Object.keys(object)) {
-    if (!allowed.has(field)) problems.add(`${base}/${escapePointer(field)}`, `unknown field "${field}"`);
-  }
-}
-
-function validateOrganizationId(body: Json, problems: ProblemList): string | undefined {
-  // null counts as absent, as for every optional field: only a value can conflict.
-  const upper = own(body, 'OrganizationId') ?? undefined;
-  const lower = own(body, 'organizationId') ?? undefined;
-  if (upper === undefined && lower === undefined) {
-    problems.add('/OrganizationId', 'required: the UUID of the Organization to send in');
-    return undefined;
-  }
-  let valid: string | undefined;
-  for (const [field, value] of [['OrganizationId', upper], ['organizationId', lower]] as const) {
-    if (value === undefined) continue;
-    if (typeof value === 'string' && !isWellFormedText(value)) problems.add(`/${field}`, ILL_FORMED);
-    else if (!isCanonicalUuid(value)) problems.add(`/${field}`, 'must be a UUID in 8-4-4-4-12 hex form');
-    else valid ??= value;
-  }
-  if (isCanonicalUuid(upper) && isCanonicalUuid(lower) && upper.toLowerCase() !== lower.toLowerCase()) {
-    problems.add('/organizationId', 'conflicts with OrganizationId: give one spelling, or both with the same value');
-    return undefined;
-  }
-  return valid;
 }
 
 /** An optional header-bound string: no control characters that could break or fold the header. */

@@ -20,6 +20,12 @@ import type { StoredUser } from '../../functions/shared/store/dynamodb-key-store
 import { DynamoDbKeyStore } from '../../functions/shared/store/dynamodb-key-store';
 import { isCanonicalUuid } from '../../functions/shared/domain/uuid';
 import { itemKey } from '../../functions/shared/store/table';
+import type { Suppression } from '../../functions/shared/store/dynamodb-suppression-store';
+import { DynamoDbSuppressionStore } from '../../functions/shared/store/dynamodb-suppression-store';
+import { newWebhookSecret } from '../../functions/shared/webhooks/payload';
+import type { SecretSealer } from '../../functions/shared/webhooks/sealing';
+import { webhookUrlProblem } from '../../functions/shared/webhooks/webhook-url';
+import { DynamoDbWebhookStore } from '../../functions/shared/webhooks/webhook-store';
 import type { IssuedKey, KeySummary, Organization, User } from '../../functions/shared/store/records';
 import { InvalidArgumentError, RecordConflictError, RecordNotFoundError } from '../../functions/shared/store/records';
 
@@ -40,6 +46,8 @@ export function normaliseSenderIdentity(identity: SenderIdentity): string {
 
 export class DynamoDbAdminStore {
   private readonly keys: DynamoDbKeyStore;
+  private readonly suppressions: DynamoDbSuppressionStore;
+  private readonly webhooks: DynamoDbWebhookStore;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -47,6 +55,8 @@ export class DynamoDbAdminStore {
     private readonly now: () => Date = () => new Date(),
   ) {
     this.keys = new DynamoDbKeyStore(client, tableName, now);
+    this.suppressions = new DynamoDbSuppressionStore(client, tableName);
+    this.webhooks = new DynamoDbWebhookStore(client, tableName);
   }
 
   async createOrganization(input: { name: string; id?: string }): Promise<Organization> {
@@ -179,6 +189,36 @@ export class DynamoDbAdminStore {
 
   revokeKey(userId: string): Promise<void> {
     return this.keys.revoke(requireUuid(userId, 'the user id'));
+  }
+
+  async listSuppressions(organizationId: string): Promise<Suppression[]> {
+    const org = (await this.getOrganization(organizationId)).id;
+    return (await this.suppressions.list(org)).sort((a, b) => (a.address < b.address ? -1 : 1));
+  }
+
+  /** Takes an address off the Organization's suppression list; it may be sent to again. */
+  async removeSuppression(organizationId: string, address: string): Promise<string> {
+    const org = (await this.getOrganization(organizationId)).id;
+    const parsed = parseEmailAddress(address.trim());
+    if (!parsed) throw new InvalidArgumentError(`"${address}" is not a valid email address`);
+    const stored = parsed.ascii.toLowerCase();
+    if (!(await this.suppressions.remove(org, stored))) throw new RecordNotFoundError(`${stored} is not on the suppression list of Organization ${org}`);
+    return stored;
+  }
+
+  /** Sets (or replaces) the Organization's webhook; returns the new signing secret, which is stored only sealed. */
+  async setWebhook(organizationId: string, url: string, sealer: SecretSealer, allowLoopbackHttp: boolean): Promise<string> {
+    const org = (await this.getOrganization(organizationId)).id;
+    const problem = webhookUrlProblem(url, allowLoopbackHttp);
+    if (problem) throw new InvalidArgumentError(problem);
+    const secret = newWebhookSecret();
+    await this.webhooks.put({ organizationId: org, url, sealedSecret: await sealer.seal(secret, org), createdAt: this.now().toISOString() });
+    return secret;
+  }
+
+  async removeWebhook(organizationId: string): Promise<void> {
+    const org = requireUuid(organizationId, 'the Organization id');
+    if (!(await this.webhooks.remove(org))) throw new RecordNotFoundError(`Organization ${org} has no webhook`);
   }
 
   /** One item, read strongly consistent, or the not-found error with `missing` as its message. */

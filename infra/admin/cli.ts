@@ -19,6 +19,7 @@ import {
 import type { SenderIdentity } from './admin-store';
 import type { Credentials } from '../../functions/shared/runtime/clients';
 import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
+import { addLifecycleCommands } from './lifecycle-commands';
 import { LOOPBACK, LocalSettingError, endpointFrom, isLoopback, localTableName, portFrom, regionFrom, placeholderCredentials } from '../local/settings';
 
 export const EXIT_CODES = {
@@ -136,7 +137,8 @@ function identityOf(options: { domain?: string; address?: string }): SenderIdent
   throw new AdminError(EXIT_CODES.invalid, 'invalid_argument', 'one of --domain D or --address A is required');
 }
 
-type Action = (store: DynamoDbAdminStore, options: Record<string, string>) => Promise<{ human: string; json: Record<string, unknown> }>;
+export type Action = (store: DynamoDbAdminStore, options: Record<string, string>, target: Target) => Promise<{ human: string; json: Record<string, unknown> }>;
+export type Leaf = (parent: Command, name: string, description: string, action: Action) => Command;
 
 export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {}): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
@@ -148,7 +150,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
   let failure: { error: unknown; target: Target | undefined; json: boolean } | undefined;
 
   const program = new Command('npm run --silent admin --')
-    .description('Manage Organizations, users, sender identities and API keys of the email send API.')
+    .description('Manage Organizations, users, sender identities, API keys, suppression lists and webhooks of the email send API.')
     .option('--json', 'print exactly one JSON object instead of a human line')
     .option('--table <name>', 'use this deployed DynamoDB table (standard AWS credentials) instead of the local stack')
     .option('--region <region>', 'AWS region of --table (default: AWS_REGION or your AWS profile)')
@@ -170,7 +172,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
       ].join('\n'),
     );
 
-  const leaf = (parent: Command, name: string, description: string, action: Action) =>
+  const leaf: Leaf = (parent, name, description, action) =>
     parent
       .command(name)
       .description(description)
@@ -182,7 +184,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
           target = resolveTarget(options, env);
           // The SDK reads credentials from the process environment, whatever `env` says.
           client = documentClient(target, target.endpoint ? placeholderCredentials(process.env, [target.endpoint]) : undefined);
-          const result = await action(new DynamoDbAdminStore(client, target.tableName), options);
+          const result = await action(new DynamoDbAdminStore(client, target.tableName), options, target);
           outcome = { ...result, asJson: options.json === true };
         } catch (error) {
           failure = { error, target, json: options.json === true };
@@ -263,6 +265,8 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
     await store.revokeKey(userId);
     return { human: `The key of user ${userId} is revoked`, json: { userId, revoked: true } };
   }).requiredOption('--user <uuid>', 'user id');
+
+  addLifecycleCommands(program, leaf, env);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -39,11 +39,26 @@ export function listening(server: Server, port: number): Promise<number> {
   });
 }
 
+/** How long closing dynalite waits for requests in flight before it cuts their connections. */
+const DRAIN_MS = 2_000;
+
 /** Starts dynalite on 127.0.0.1; `path` persists data there, otherwise it lives in memory. */
 export async function startDynamoDb(options: { port?: number; path?: string } = {}): Promise<RunningService> {
   const server: Server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.path && { path: options.path }) });
   const port = await listening(server, options.port ?? 0);
-  return { endpoint: `http://${LOOPBACK}:${port}`, port, close: () => closeServer(server) };
+  // dynalite closes its database when the server closes, and throws from its own callbacks (ending
+  // the process) if a request is still being served then: let requests in flight finish first.
+  const close = () =>
+    new Promise<void>((resolve, reject) => {
+      const force = setTimeout(() => server.closeAllConnections?.(), DRAIN_MS);
+      server.close((error) => {
+        clearTimeout(force);
+        if (error) reject(error);
+        else resolve();
+      });
+      server.closeIdleConnections?.();
+    });
+  return { endpoint: `http://${LOOPBACK}:${port}`, port, close };
 }
 
 type SesServerFactory = (config?: { host?: string; port?: number }) => Promise<Server>;

@@ -7,8 +7,11 @@ import { Agent, request } from 'node:http';
 import { LOOPBACK } from './settings';
 
 export interface Forwarder {
-  /** Sends `body` (already read from `req`) to the upstream and pipes its answer to `res`. */
-  forward(req: IncomingMessage, body: Buffer, res: ServerResponse): void;
+  /**
+   * Sends `body` (already read from `req`) to the upstream and pipes its answer to `res`; with
+   * `onAnswer`, the answer is read whole first and handed to it as well (the mailbox simulator).
+   */
+  forward(req: IncomingMessage, body: Buffer, res: ServerResponse, onAnswer?: (status: number, answer: Buffer) => void): void;
   close(): void;
 }
 
@@ -19,7 +22,7 @@ export function forwarderTo(upstream: string): Forwarder {
   // (The timeout makes Node close an idle connection before the upstream's Keep-Alive hint runs out.)
   const agent = new Agent({ keepAlive: true, maxSockets: 512, timeout: 15_000 });
   return {
-    forward(req, body, res) {
+    forward(req, body, res, onAnswer) {
       const forwarded = request(
         {
           host: LOOPBACK,
@@ -31,7 +34,14 @@ export function forwarderTo(upstream: string): Forwarder {
         },
         (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
+          if (!onAnswer) {
+            answer.pipe(res);
+            return;
+          }
+          readAll(answer).then((whole) => {
+            res.end(whole);
+            onAnswer(answer.statusCode ?? 502, whole);
+          }, () => res.destroy());
         },
       );
       forwarded.on('error', () => {

@@ -1,6 +1,8 @@
 /**
- * Amazon SES's maximum send rate, played in front of the SES emulator (which has no limit) when
- * `SES_MAX_SEND_RATE` is set, so pacing can be seen and tested on a laptop:
+ * The local stack's front of the SES emulator. It always hands each accepted `SendEmail` (request
+ * and answer, with the SES message id) to the mailbox simulator (`onSent`), and it plays Amazon
+ * SES's maximum send rate, which the emulator does not have, when `SES_MAX_SEND_RATE` is set, so
+ * pacing can be seen and tested on a laptop:
  *
  * - `SendEmail` above the rate is answered as SES answers it: HTTP 429,
  *   `TooManyRequestsException`, "Maximum sending rate exceeded."; recipients are counted as SES
@@ -45,8 +47,21 @@ export function recipientsOfSendEmail(body: Buffer): number {
   }
 }
 
-export async function startRateGate(options: { upstream: string; maxSendRate: number; port?: number; now?: () => number }): Promise<RunningRateGate> {
-  const { maxSendRate } = options;
+/** An accepted SendEmail: the request body as sent and the emulator's answer. */
+export type SentListener = (request: Buffer, answer: Buffer) => void;
+
+export interface FrontOptions {
+  readonly upstream: string;
+  /** Without one, nothing is throttled and GetAccount is the emulator's own answer. */
+  readonly maxSendRate?: number | undefined;
+  readonly onSent?: SentListener | undefined;
+  readonly port?: number;
+  readonly now?: () => number;
+}
+
+export async function startRateGate(options: FrontOptions): Promise<RunningRateGate> {
+  const maxSendRate = options.maxSendRate ?? Number.POSITIVE_INFINITY;
+  const limited = options.maxSendRate !== undefined;
   const now = options.now ?? Date.now;
   const capacity = Math.max(1, Math.floor(maxSendRate));
   const forwarder = forwarderTo(options.upstream);
@@ -55,6 +70,7 @@ export async function startRateGate(options: { upstream: string; maxSendRate: nu
   const counts = { accepted: 0, recipients: 0, throttled: 0 };
 
   const take = (n: number): boolean => {
+    if (!limited) return true;
     const at = now();
     tokens = Math.min(capacity, tokens + ((at - refilledAt) / 1_000) * maxSendRate);
     refilledAt = at;
@@ -72,7 +88,7 @@ export async function startRateGate(options: { upstream: string; maxSendRate: nu
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const body = await readAll(req);
     const path = (req.url ?? '/').split('?')[0];
-    if (req.method === 'GET' && path === ACCOUNT_PATH) {
+    if (limited && req.method === 'GET' && path === ACCOUNT_PATH) {
       json(res, 200, {
         SendQuota: { Max24HourSend: 50_000, MaxSendRate: maxSendRate, SentLast24Hours: counts.recipients },
         SendingEnabled: true,
@@ -82,7 +98,7 @@ export async function startRateGate(options: { upstream: string; maxSendRate: nu
       });
       return;
     }
-    if (req.method === 'GET' && path === '/rate-limit') {
+    if (limited && req.method === 'GET' && path === '/rate-limit') {
       json(res, 200, { maxSendRate, ...counts });
       return;
     }
@@ -95,6 +111,13 @@ export async function startRateGate(options: { upstream: string; maxSendRate: nu
       }
       counts.accepted++;
       counts.recipients += recipients;
+      const { onSent } = options;
+      if (onSent) {
+        forwarder.forward(req, body, res, (status, answer) => {
+          if (status === 200) onSent(body, answer);
+        });
+        return;
+      }
     }
     forwarder.forward(req, body, res);
   };
@@ -115,22 +138,20 @@ export async function startRateGate(options: { upstream: string; maxSendRate: nu
 }
 
 /**
- * The local stack's SES on `port`: the emulator itself, or, with a rate, the emulator on a free
- * port behind a rate gate on `port` (the viewer is reached through the gate as well).
+ * The local stack's SES on `port`: the emulator on a free port behind the front on `port` (the
+ * viewer is reached through the front as well), with the rate gate when a rate is given.
  */
-export async function startLocalSes(options: { port: number; maxSendRate?: number | undefined }): Promise<RunningService & { description: string }> {
-  if (options.maxSendRate === undefined) {
-    const ses = await startSesEmulator({ port: options.port });
-    return { ...ses, description: `aws-ses-v2-local, viewer at ${ses.endpoint}/` };
-  }
+export async function startLocalSes(options: { port: number; maxSendRate?: number | undefined; onSent?: SentListener }): Promise<RunningService & { description: string; upstream: string }> {
   const emulator = await startSesEmulator();
   try {
-    const gate = await startRateGate({ upstream: emulator.endpoint, maxSendRate: options.maxSendRate, port: options.port });
+    const front = await startRateGate({ upstream: emulator.endpoint, maxSendRate: options.maxSendRate, onSent: options.onSent, port: options.port });
+    const gate = options.maxSendRate === undefined ? '' : ` behind a ${options.maxSendRate}/s send-rate gate (SES_MAX_SEND_RATE)`;
     return {
-      ...gate,
-      description: `aws-ses-v2-local behind a ${options.maxSendRate}/s send-rate gate (SES_MAX_SEND_RATE), viewer at ${gate.endpoint}/`,
+      ...front,
+      upstream: emulator.endpoint,
+      description: `aws-ses-v2-local${gate}, mailbox simulator on, viewer at ${front.endpoint}/`,
       close: async () => {
-        await gate.close();
+        await front.close();
         await emulator.close();
       },
     };

@@ -14,6 +14,9 @@ import { SEND_PATH } from '../../functions/send/route';
 import { DynamoDbAdminStore } from '../admin/admin-store';
 import { closeServer, ensureTable, listening, startDynamoDb } from './emulators';
 import { startLocalSes } from './ses-rate-gate';
+import type { SentListener } from './ses-rate-gate';
+import { startLocalLifecycle } from './lifecycle';
+import { STATUS_PATH } from '../../functions/status/handler';
 import type { RunningService } from './emulators';
 import type { DemoState, DemoTenant } from './seed';
 import { curlCommand, ensureDemo } from './seed';
@@ -45,6 +48,10 @@ export interface LocalStackOptions {
   readonly sesMaxSendRate?: number | undefined;
   readonly tableName?: string;
   readonly region?: string;
+  /** Play SES's mailbox simulator (default true); the load tests turn it off to load the send path alone. */
+  readonly mailboxSimulator?: boolean;
+  /** Multiplies the webhook retry delays (tests shrink them); 1 is the schedule used in AWS. */
+  readonly webhookRetryScale?: number;
   /** Service settings for the handler (MAX_MESSAGES, AUTH_CACHE_SECONDS, ...), as in Lambda. */
   readonly serviceEnv?: Readonly<Record<string, string>>;
   /** Progress lines and the access log. */
@@ -58,6 +65,7 @@ export interface LocalStack {
   /** The self-service settings page, and the OpenID provider it signs in with. */
   readonly settingsUrl: string;
   readonly oidcIssuer: string;
+  readonly statusUrl: string;
   /** The SES endpoint in use; with the stack's own emulator, also its web viewer. */
   readonly sesUrl: string;
   readonly viewerUrl: string | undefined;
@@ -138,14 +146,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     let sesUrl: string;
     let viewerUrl: string | undefined;
+    let emulator: string | undefined;
+    // The mailbox simulator is wired once the table exists; the front hands it every send from then on.
+    let simulate: SentListener | undefined;
     if (external.ses) {
       sesUrl = external.ses;
       log(`SES       ${sesUrl} (SES_ENDPOINT)`);
     } else {
       const port = options.sesPort ?? DEFAULT_PORTS.SES_PORT;
-      const ses = await claimPort(port, 'SES_PORT', () => startLocalSes({ port, maxSendRate: options.sesMaxSendRate }));
+      const ses = await claimPort(port, 'SES_PORT', () =>
+        startLocalSes({ port, maxSendRate: options.sesMaxSendRate, onSent: (request, answer) => simulate?.(request, answer) }),
+      );
       cleanups.push(() => ses.close());
       sesUrl = ses.endpoint;
+      emulator = ses.upstream;
       viewerUrl = `${ses.endpoint}/`;
       log(`SES       ${sesUrl} (${ses.description})`);
     }
@@ -177,17 +191,25 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     const config = { ...serviceConfig, dynamodbEndpoint, sesEndpoint: sesUrl };
     const handler = createHandler(createDependencies(config, { credentials }));
+    const lifecycle = startLocalLifecycle({ config, credentials, emulator, webhookRetryScale: options.webhookRetryScale, log });
+    cleanups.push(() => lifecycle.stop());
+    // Only the stack's own emulator is watched: with an external SES_ENDPOINT there is no simulator.
+    if (emulator && options.mailboxSimulator !== false) simulate = lifecycle.simulate;
     const sendUrl = `${apiUrl}${SEND_PATH}`;
     const settingsUrl = `${apiUrl}${SETTINGS_PAGE_PATH}`;
+    const statusUrl = `${apiUrl}${STATUS_PATH}`;
     index = {
       service: 'email-send-api (local)',
-      endpoints: [{ method: 'POST', url: sendUrl }],
+      endpoints: [
+        { method: 'POST', url: sendUrl },
+        { method: 'POST', url: statusUrl },
+      ],
       settingsPage: settingsUrl,
       ...(viewerUrl && { mailViewer: viewerUrl }),
       dynamodb: dynamodbEndpoint,
       table: tableName,
     };
-    api.setHandler(handler as unknown as LambdaHandler, settingsRoutes({ provider, store: config, credentials }));
+    api.setHandler(handler as unknown as LambdaHandler, [lifecycle.statusRoute, ...settingsRoutes({ provider, store: config, credentials })]);
 
     const demo = demoState.status === 'broken' ? undefined : { ...demoState.demo, status: demoState.status, curl: curlCommand(sendUrl, demoState.demo) };
     return {
@@ -195,6 +217,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       sendUrl,
       settingsUrl,
       oidcIssuer: provider.issuer,
+      statusUrl,
       sesUrl,
       viewerUrl,
       dynamodbEndpoint,

@@ -90,10 +90,10 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
       });
     });
 
-    it('lets only this API invoke each function', () => {
+    it('lets only this API invoke the functions behind its routes (send, status, settings API and page), and nothing invoke the others', () => {
       const permissions = Object.values(template.findResources('AWS::Lambda::Permission'));
-      const functions = new Set(Object.keys(template.findResources('AWS::Lambda::Function')));
-      expect(new Set(permissions.map((permission) => permission.Properties.FunctionName['Fn::GetAtt'][0]))).toEqual(functions);
+      const invokable = [stack.sendFunction, stack.lifecycle.status.fn, stack.settingsApiFunction, stack.settingsPageFunction].map((fn) => logicalId(stack, fn));
+      expect(new Set(permissions.map((permission) => permission.Properties.FunctionName['Fn::GetAtt'][0]))).toEqual(new Set(invokable));
       for (const permission of permissions) {
         expect(permission.Properties).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
         expect(JSON.stringify(permission.Properties.SourceArn)).toContain(`{"Ref":"${ids.api}"}`);
@@ -202,8 +202,8 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
       template.hasResourceProperties('AWS::Lambda::Function', { Role: { 'Fn::GetAtt': [ids.role, 'Arn'] } });
     });
 
-    it('allows exactly: X-Ray trace writes, its own logs, BatchGetItem on key and Organization items only, idempotency records in IDEM# partitions, the send-rate budget in BUDGET#, GetAccount, SendEmail on identities and the configuration set', () => {
-      const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((each) => JSON.stringify(each.Properties.Roles) === JSON.stringify([{ Ref: ids.role }]));
+    it('allows exactly: X-Ray trace writes, its own logs, BatchGetItem on key, Organization and suppression items only, idempotency records in IDEM# partitions, the send-rate budget in BUDGET#, GetAccount, SendEmail on identities and the configuration set', () => {
+            const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((each) => JSON.stringify(each.Properties.Roles) === JSON.stringify([{ Ref: ids.role }]));
       expect(policies).toHaveLength(1);
       const policy = policies[0] as { Properties: { PolicyDocument: Json; Roles: unknown } };
       const sesArn = (suffix: unknown[]) => ({
@@ -223,7 +223,7 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
             Effect: 'Allow',
             Action: 'dynamodb:BatchGetItem',
             Resource: { 'Fn::GetAtt': [ids.table, 'Arn'] },
-            Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*', 'ORG#*'] } },
+            Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*', 'ORG#*', 'SUPP#*'] } },
           },
           {
             Sid: 'IdempotencyRecords',
@@ -317,8 +317,8 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
     const metricNames = (alarm: Json) =>
       asArray(alarm.Metrics as Json[]).flatMap((m) => ((m.MetricStat as Json | undefined)?.Metric ? [((m.MetricStat as Json).Metric as Json).MetricName] : []));
 
-    it('watches the API 5xx rate, function errors and throttles, and p99 latency; none notify by default', () => {
-      expect(alarms).toHaveLength(4);
+    it('watches the API 5xx rate, function errors and throttles, p99 latency, the SES reputation and both dead-letter queues; none notify by default', () => {
+      expect(alarms).toHaveLength(8);
       for (const alarm of alarms) {
         expect(alarm.TreatMissingData).toBe('notBreaching');
         expect(alarm.AlarmActions).toBeUndefined();
@@ -414,7 +414,7 @@ describe('EmailSendApiStack context', () => {
     const topic = 'arn:aws:sns:eu-west-1:123456789012:email-send-api-alarms';
     const template = Template.fromStack(buildStack({ alarmTopicArn: topic }).stack);
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(4);
+    expect(alarms).toHaveLength(8);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([topic]);
       expect(alarm.Properties.OKActions).toEqual([topic]);

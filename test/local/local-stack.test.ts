@@ -53,7 +53,10 @@ describe('startLocalStack', () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({
       ready: true,
-      endpoints: [{ method: 'POST', url: `${stack.apiUrl}/v1.2/email/send` }],
+      endpoints: [
+        { method: 'POST', url: `${stack.apiUrl}/v1.2/email/send` },
+        { method: 'POST', url: `${stack.apiUrl}/v1.2/email/status` },
+      ],
       mailViewer: stack.viewerUrl,
     });
   });

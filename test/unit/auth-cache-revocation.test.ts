@@ -24,7 +24,7 @@ function mutableStore() {
   return { store, keys, organizations, reads };
 }
 
-const organization = (id: string): OrganizationAccess => ({ organizationId: id, members: new Set(['u1']), senders: new Set(['example.com']) });
+const organization = (id: string): OrganizationAccess => ({ organizationId: id, members: new Set(['u1']), senders: new Set(['example.com']), suppressions: 0 });
 
 describe('CachedAccessStore for operators', () => {
   let clock = 0;

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from '@jest/globals';
 import { CachedAccessStore } from '../../functions/shared/store/cached-access-store';
 import type { AccessLookup, AccessStore } from '../../functions/shared/store/ports';
 
-const org = { organizationId: 'o1', members: new Set(['u1']), senders: new Set(['example.com']) };
+const org = { organizationId: 'o1', members: new Set(['u1']), senders: new Set(['example.com']), suppressions: 0 };
 
 function countingStore(data: { keys: Record<string, string>; orgs: Record<string, typeof org> }) {
   const calls: [string | undefined, string | undefined][] = [];

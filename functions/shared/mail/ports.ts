@@ -45,6 +45,7 @@ export const FAILURE_CODES = {
   StorageUnavailable: { retryable: true, throttling: false, retry: false, message: 'The service could not record the message before handing it to Amazon SES, so it was not sent.' },
   OutcomeUnknown: { retryable: false, throttling: false, retry: false, message: 'The message was handed to Amazon SES but its answer was lost; it may have been sent, so it is not retried.' },
   SendFailed: { retryable: false, throttling: false, retry: false, message: 'Amazon SES did not accept the message.' },
+  Suppressed: { retryable: false, throttling: false, retry: false, message: 'Every recipient is on the Organization\'s suppression list (a permanent bounce or a complaint), so the message was not sent.' },
 } as const;
 
 export type FailureCode = keyof typeof FAILURE_CODES;

@@ -22,7 +22,7 @@ import type { Config } from './config';
  */
 const IDLE_SOCKET_MS = 15_000;
 
-function handler(connectionTimeout: number, requestTimeout: number): NodeHttpHandler {
+export function httpHandler(connectionTimeout: number, requestTimeout: number): NodeHttpHandler {
   const agentOptions = { keepAlive: true, maxSockets: 64, timeout: IDLE_SOCKET_MS };
   return new NodeHttpHandler({
     connectionTimeout,
@@ -37,7 +37,7 @@ function handler(connectionTimeout: number, requestTimeout: number): NodeHttpHan
 
 /** Wraps a client for tracing (X-Ray) when tracing is on. */
 export type Instrument = <T>(client: T) => T;
-const asIs: Instrument = (client) => client;
+export const asIs: Instrument = (client) => client;
 
 /** Static credentials; without them the SDK's default chain decides (in Lambda, the role). */
 export interface Credentials {
@@ -59,7 +59,7 @@ export function createDynamoDbClient(config: Pick<Config, 'region' | 'dynamodbEn
     // DynamoDB answers in milliseconds; two tries of 2 s each turn a hung endpoint into a 503
     // within about 4 s.
     maxAttempts: 2,
-    requestHandler: handler(1_000, 2_000),
+    requestHandler: httpHandler(1_000, 2_000),
   }));
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 }
@@ -72,6 +72,7 @@ export function createSesClient(config: Pick<Config, 'region' | 'sesEndpoint'>, 
     ...(credentials && { credentials }),
     // Retries are the send logic's, which knows the deadline and which faults are safe to retry.
     maxAttempts: 1,
-    requestHandler: handler(2_000, 10_000),
+    requestHandler: httpHandler(2_000, 10_000),
   }));
 }
+

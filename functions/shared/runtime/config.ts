@@ -30,6 +30,12 @@ export interface Config {
   readonly sendDeadlineMs: number;
   /** Base of the `type` URI of problem documents. */
   readonly problemTypeBase: string;
+  /** How long a message's delivery states are kept (DynamoDB TTL), in days. */
+  readonly statusRetentionDays: number;
+  /** The SQS queue webhook deliveries wait in (the events function sends to it); unset locally. */
+  readonly webhookQueueUrl: string | undefined;
+  /** The KMS key that seals webhook signing secrets; unset locally, where a local key does. */
+  readonly webhookKmsKeyId: string | undefined;
 }
 
 /** A configuration variable is missing or malformed. */
@@ -54,6 +60,7 @@ export const DEFAULTS = {
   authCacheSeconds: 30,
   sendDeadlineMs: 25_000,
   problemTypeBase: 'https://email-send-api.example/problems/',
+  statusRetentionDays: 30,
 } as const;
 
 /** What every function of the service reads: where its table is, and how its problems are named. */
@@ -85,6 +92,9 @@ export function loadConfig(env: Env = process.env): Config {
     authCacheSeconds: read.integer('AUTH_CACHE_SECONDS', DEFAULTS.authCacheSeconds, 0, 60),
     sesMaxSendRate: read.decimal('SES_MAX_SEND_RATE', 0.1, 100_000),
     sendDeadlineMs: read.integer('SEND_DEADLINE_MS', DEFAULTS.sendDeadlineMs, 100, 900_000),
+    statusRetentionDays: read.integer('STATUS_RETENTION_DAYS', DEFAULTS.statusRetentionDays, 1, 3_650),
+    webhookQueueUrl: read.endpoint('WEBHOOK_QUEUE_URL'),
+    webhookKmsKeyId: read.text('WEBHOOK_KMS_KEY_ID'),
   };
   read.finish((message) => new ConfigError(`Invalid configuration: ${message}`));
   return config;

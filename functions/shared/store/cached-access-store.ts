@@ -8,7 +8,9 @@
  * but in a cache of their own: a flood of forged keys can only push out other forged keys, never
  * a real caller's entry.
  */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LRUCache } from 'lru-cache';
+import { DynamoDbAccessStore } from './dynamodb-access-store';
 import type { AccessLookup, AccessStore, KeyRecord, OrganizationAccess } from './ports';
 
 export interface AccessCacheOptions {
@@ -62,4 +64,10 @@ export class CachedAccessStore implements AccessStore {
     const organization = needOrg ? fetched.organization : cachedOrg === MISSING ? undefined : cachedOrg;
     return { ...(key && { key }), ...(organization && { organization }) };
   }
+}
+
+/** The access store every API-key function uses: DynamoDB, behind the cache unless AUTH_CACHE_SECONDS is 0. */
+export function createAccessStore(client: DynamoDBDocumentClient, config: { readonly tableName: string; readonly authCacheSeconds: number }): AccessStore {
+  const store = new DynamoDbAccessStore(client, config.tableName);
+  return config.authCacheSeconds > 0 ? new CachedAccessStore(store, { ttlSeconds: config.authCacheSeconds }) : store;
 }

@@ -1,13 +1,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { StorageUnavailableProblem } from '../http/problems';
 import type { AccessLookup, AccessStore, KeyRecord, OrganizationAccess } from './ports';
+import { batchGetAll } from './batch-get';
 import { withStorageFaults } from './storage-errors';
-import { itemKey } from './table';
-
-const UNPROCESSED_RETRIES = 3;
-
-type Item = Record<string, unknown>;
+import { SUPPRESSION_COUNT_ATTRIBUTE, itemKey } from './table';
 
 function stringSet(value: unknown): ReadonlySet<string> {
   return value instanceof Set ? (value as Set<string>) : new Set();
@@ -26,7 +21,10 @@ export class DynamoDbAccessStore implements AccessStore {
       ...(organizationId ? [itemKey.organization(organizationId)] : []),
     ];
     if (keys.length === 0) return {};
-    const items = await withStorageFaults(() => this.batchGet(keys));
+    // BatchGetItem even for one key: the function's IAM allows reads of these partitions with it alone.
+    const items = await withStorageFaults(() =>
+      batchGetAll(this.client, this.tableName, keys, { projection: `sk, userId, organizationId, members, senders, ${SUPPRESSION_COUNT_ATTRIBUTE}` }),
+    );
 
     let key: KeyRecord | undefined;
     let organization: OrganizationAccess | undefined;
@@ -37,34 +35,10 @@ export class DynamoDbAccessStore implements AccessStore {
           organizationId: item.organizationId,
           members: stringSet(item.members),
           senders: stringSet(item.senders),
+          suppressions: Number(item[SUPPRESSION_COUNT_ATTRIBUTE] ?? 0) || 0,
         };
       }
     }
     return { ...(key && { key }), ...(organization && { organization }) };
-  }
-
-  private async batchGet(keys: Item[]): Promise<Item[]> {
-    const found: Item[] = [];
-    let pending = keys;
-    // BatchGetItem may hand back keys it did not read under load; they are retried, and a
-    // lookup that still cannot complete is a storage fault (503), never a "not found" (401/403).
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > UNPROCESSED_RETRIES) throw new StorageUnavailableProblem();
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
-      const result = await this.client.send(
-        new BatchGetCommand({
-          RequestItems: {
-            [this.tableName]: {
-              Keys: pending,
-              ConsistentRead: true,
-              ProjectionExpression: 'sk, userId, organizationId, members, senders',
-            },
-          },
-        }),
-      );
-      found.push(...(result.Responses?.[this.tableName] ?? []));
-      pending = result.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
-    }
-    return found;
   }
 }

@@ -15,6 +15,11 @@ export interface OrganizationAccess {
   readonly members: ReadonlySet<string>;
   /** Lower-case domains (ASCII/Punycode) and exact addresses allowed as `From`. */
   readonly senders: ReadonlySet<string>;
+  /**
+   * At least as many as the Organization has suppressed addresses (0: none, and sending reads
+   * nothing more). See dynamodb-suppression-store.ts for why it is an upper bound.
+   */
+  readonly suppressions: number;
 }
 
 export interface AccessLookup {
@@ -82,4 +87,9 @@ export interface Reservation {
 export interface SendBudget {
   /** Reserves up to `units` recipients, keeping only those that can be sent by `lastSendAt` (epoch ms). */
   reserve(units: number, pace: Pace, now: number, lastSendAt: number): Promise<Reservation>;
+}
+
+/** Which of these addresses an Organization has suppressed (CONTRACT section 10), lower-case. */
+export interface SuppressionList {
+  suppressed(organizationId: string, addresses: readonly string[]): Promise<ReadonlySet<string>>;
 }

@@ -9,11 +9,14 @@
  * | user e-mail (unique)| EMAIL#<lower email>  | EMAIL   | userId                                          |
  * | Organization        | ORG#<orgId>          | ORG     | name, members (string set), senders (string set)|
  * | send-rate budget    | BUDGET#ses-send-rate | BUDGET  | tat (epoch ms), expiresAt                       |
+ * | message status      | MSG#<SES message id> | MSG     | organizationId, expiresAt, r:<address> (state)  |
+ * | suppressed address  | SUPP#<orgId>         | address | reason, at, messageId                           |
+ * | webhook             | HOOK#<orgId>         | HOOK    | url, secret (sealed), createdAt                 |
  */
 export const TABLE_SCHEMA = {
   partitionKey: 'pk',
   sortKey: 'sk',
-  /** Epoch seconds; DynamoDB's TTL deletes records after it (idempotency records). */
+  /** Epoch seconds; DynamoDB's TTL deletes records after it (idempotency records, message statuses). */
   ttlAttribute: 'expiresAt',
 } as const;
 
@@ -23,6 +26,13 @@ export const SEND_FUNCTION_PARTITIONS = { apiKey: 'KEY#', organization: 'ORG#', 
 export const PARTITIONS = { ...SEND_FUNCTION_PARTITIONS, user: 'USER#', email: 'EMAIL#' } as const;
 const P = PARTITIONS;
 
+/** Partitions of the delivery lifecycle (events, status, suppression, webhooks), for the IAM of the functions that touch them. */
+export const DELIVERY_PARTITIONS = { message: 'MSG#', suppression: 'SUPP#', webhook: 'HOOK#' } as const;
+const D = DELIVERY_PARTITIONS;
+
+/** The Organization item's count of suppressed addresses (an upper bound: see dynamodb-suppression-store.ts). */
+export const SUPPRESSION_COUNT_ATTRIBUTE = 'suppressions';
+
 export const itemKey = {
   apiKey: (keyHash: string) => ({ pk: `${P.apiKey}${keyHash}`, sk: 'KEY' }),
   user: (userId: string) => ({ pk: `${P.user}${userId}`, sk: 'USER' }),
@@ -31,4 +41,13 @@ export const itemKey = {
   sendBudget: () => ({ pk: `${P.sendBudget}ses-send-rate`, sk: 'BUDGET' }),
   /** An idempotency record's partition: the user and a hash of the client's key. */
   idempotencyScope: (userId: string, keyHash: string) => `${P.idempotency}${userId}#${keyHash}`,
+  /** One message's recorded delivery states, by its SES message id. */
+  message: (messageId: string) => ({ pk: `${D.message}${messageId}`, sk: 'MSG' }),
+  /** One suppressed address of an Organization (lower-case); the partition lists them all. */
+  suppression: (organizationId: string, address: string) => ({ pk: suppressionPartition(organizationId), sk: address.toLowerCase() }),
+  webhook: (organizationId: string) => ({ pk: `${D.webhook}${organizationId.toLowerCase()}`, sk: 'HOOK' }),
 };
+
+export function suppressionPartition(organizationId: string): string {
+  return `${D.suppression}${organizationId.toLowerCase()}`;
+}

@@ -1,0 +1,34 @@
+/**
+ * The events function's composition root: configuration in, stores and the webhook queue out.
+ * The local stack passes its own outbox (an in-process queue) instead of SQS.
+ */
+import type { ClientOptions } from '../shared/runtime/clients';
+import { createDynamoDbClient } from '../shared/runtime/clients';
+import type { Config } from '../shared/runtime/config';
+import { createLogger, createMetrics } from '../shared/runtime/observability';
+import { createSqsClient } from '../shared/runtime/queue-clients';
+import { DynamoDbDeliveryStore } from '../shared/store/dynamodb-delivery-store';
+import { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
+import type { WebhookOutbox } from '../shared/webhooks/queue';
+import { SqsWebhookQueue } from '../shared/webhooks/queue';
+import { DynamoDbWebhookStore } from '../shared/webhooks/webhook-store';
+import type { EventsDependencies } from './record-event';
+
+export function createEventsDependencies(config: Config, clients: ClientOptions = {}, outbox?: WebhookOutbox): EventsDependencies {
+  const dynamoDb = createDynamoDbClient(config, clients);
+  return {
+    deliveries: new DynamoDbDeliveryStore(dynamoDb, config.tableName),
+    suppressions: new DynamoDbSuppressionStore(dynamoDb, config.tableName),
+    webhooks: new DynamoDbWebhookStore(dynamoDb, config.tableName),
+    outbox: outbox ?? sqsOutbox(config, clients),
+    retentionDays: config.statusRetentionDays,
+    logger: createLogger(),
+    metrics: createMetrics(),
+    now: Date.now,
+  };
+}
+
+function sqsOutbox(config: Config, clients: ClientOptions): WebhookOutbox {
+  if (!config.webhookQueueUrl) throw new Error('WEBHOOK_QUEUE_URL is required for the events function in AWS');
+  return new SqsWebhookQueue(createSqsClient(config, clients), config.webhookQueueUrl);
+}

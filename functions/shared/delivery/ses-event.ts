@@ -1,0 +1,153 @@
+/**
+ * Amazon SES event publishing records, as the configuration set's EventBridge destination
+ * delivers them (`source: aws.ses`, `detail-type: "Email Bounced"` …, the SES record in
+ * `detail`), read into what the service records: which message, which Organization (the
+ * `OrganizationId` message tag the send path puts on every message), and the state each
+ * recipient moves to. The shapes are those of the SES developer guide ("Examples of event data
+ * that Amazon SES publishes").
+ *
+ * Unknown fields are ignored and missing optional ones tolerated; an event without a message id
+ * or the Organization tag is not ours to record and reads as undefined.
+ */
+import { createHash } from 'node:crypto';
+import { ORGANIZATION_TAG } from '../mail/ses-message';
+import type { DeliveryStatus, RecipientState } from './recipient-state';
+
+/** SES's `eventType` values the service records (opens, clicks and subscriptions are not tracked). */
+export const RECORDED_EVENT_TYPES = ['Send', 'Delivery', 'Bounce', 'Complaint', 'Reject', 'DeliveryDelay', 'Rendering Failure'] as const;
+export type SesEventType = (typeof RECORDED_EVENT_TYPES)[number];
+
+/** EventBridge's `detail-type` for each (the rule in the stack matches exactly these). */
+export const EVENTBRIDGE_DETAIL_TYPES: Record<SesEventType, string> = {
+  Send: 'Email Sent',
+  Delivery: 'Email Delivered',
+  Bounce: 'Email Bounced',
+  Complaint: 'Email Complaint Received',
+  Reject: 'Email Rejected',
+  DeliveryDelay: 'Email Delivery Delayed',
+  'Rendering Failure': 'Email Rendering Failed',
+};
+
+export interface RecipientChange extends RecipientState {
+  /** Lower-case, as the suppression list and the status API compare addresses. */
+  readonly address: string;
+}
+
+export interface DeliveryEvent {
+  /** Stable across SES's duplicates of the same event: the webhook id and the store's last tie-breaker. */
+  readonly id: string;
+  readonly type: SesEventType;
+  readonly messageId: string;
+  readonly organizationId: string;
+  /** When it happened (the event's own timestamp; the send time for Send and Reject). */
+  readonly at: string;
+  readonly status: DeliveryStatus;
+  readonly recipients: readonly RecipientChange[];
+  /** Addresses to put on the Organization's suppression list: permanent bounces and complaints. */
+  readonly suppress: { readonly reason: 'Bounce' | 'Complaint'; readonly addresses: readonly string[] } | undefined;
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+const object = (value: unknown): Json => (isObject(value) ? value : {});
+const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/** `emailAddress` of each entry of a bounced/complained/delayed recipient list (or the entries themselves when they are strings). */
+function addressesOf(entries: unknown): string[] {
+  return list(entries).flatMap((entry) => {
+    const address = typeof entry === 'string' ? entry : text(object(entry).emailAddress);
+    return address ? [address.toLowerCase()] : [];
+  });
+}
+
+function tagOf(mail: Json, name: string): string | undefined {
+  return text(list(object(mail.tags)[name])[0]);
+}
+
+interface Reading {
+  readonly status: DeliveryStatus;
+  readonly at: string | undefined;
+  readonly recipients: string[];
+  readonly detail: string | null;
+  readonly feedbackId?: string | undefined;
+  readonly suppress?: 'Bounce' | 'Complaint';
+}
+
+/** What each event type says: the status, its time, whom it concerns, and the detail worth keeping. */
+function read(type: SesEventType, record: Json, destination: string[]): Reading {
+  switch (type) {
+    case 'Send':
+      return { status: 'Sent', at: undefined, recipients: destination, detail: null };
+    case 'Delivery': {
+      const delivery = object(record.delivery);
+      const recipients = addressesOf(delivery.recipients);
+      return { status: 'Delivered', at: text(delivery.timestamp), recipients: recipients.length > 0 ? recipients : destination, detail: null };
+    }
+    case 'Bounce': {
+      const bounce = object(record.bounce);
+      const bounceType = text(bounce.bounceType) ?? 'Undetermined';
+      const subType = text(bounce.bounceSubType);
+      return {
+        status: 'Bounced',
+        at: text(bounce.timestamp),
+        recipients: addressesOf(bounce.bouncedRecipients),
+        detail: subType ? `${bounceType}/${subType}` : bounceType,
+        feedbackId: text(bounce.feedbackId),
+        ...(bounceType === 'Permanent' && { suppress: 'Bounce' as const }),
+      };
+    }
+    case 'Complaint': {
+      const complaint = object(record.complaint);
+      const recipients = addressesOf(complaint.complainedRecipients);
+      return {
+        status: 'Complained',
+        at: text(complaint.timestamp),
+        recipients: recipients.length > 0 ? recipients : destination,
+        detail: text(complaint.complaintFeedbackType) ?? null,
+        feedbackId: text(complaint.feedbackId),
+        suppress: 'Complaint',
+      };
+    }
+    case 'Reject':
+      return { status: 'Rejected', at: undefined, recipients: destination, detail: text(object(record.reject).reason) ?? null };
+    case 'DeliveryDelay': {
+      const delay = object(record.deliveryDelay);
+      const recipients = addressesOf(delay.delayedRecipients);
+      return { status: 'Delayed', at: text(delay.timestamp), recipients: recipients.length > 0 ? recipients : destination, detail: text(delay.delayType) ?? null };
+    }
+    case 'Rendering Failure':
+      return { status: 'Rejected', at: undefined, recipients: destination, detail: `RenderingFailure: ${text(object(record.failure).errorMessage) ?? 'unknown'}`.slice(0, 300) };
+  }
+}
+
+/** The SES record of an EventBridge event (or an SES record itself); undefined when it is not one the service records. */
+export function parseSesEvent(input: unknown): DeliveryEvent | undefined {
+  const envelope = object(input);
+  const record = isObject(envelope.detail) ? envelope.detail : envelope;
+  const type = (RECORDED_EVENT_TYPES as readonly unknown[]).includes(record.eventType) ? (record.eventType as SesEventType) : undefined;
+  const mail = object(record.mail);
+  const messageId = text(mail.messageId);
+  const organizationId = tagOf(mail, ORGANIZATION_TAG)?.toLowerCase();
+  if (!type || !messageId || !organizationId) return undefined;
+
+  const reading = read(type, record, addressesOf(mail.destination));
+  const at = reading.at ?? text(mail.timestamp) ?? text(envelope.time) ?? new Date(0).toISOString();
+  const recipients = [...new Set(reading.recipients)];
+  // SES may publish an event twice, each time in a new EventBridge envelope; what it says is the same.
+  const id = createHash('sha256')
+    .update([messageId, type, at, reading.feedbackId ?? '', recipients.join(',')].join('\n'))
+    .digest('base64url')
+    .slice(0, 32);
+  return {
+    id,
+    type,
+    messageId,
+    organizationId,
+    at,
+    status: reading.status,
+    recipients: recipients.map((address) => ({ address, status: reading.status, at, detail: reading.detail, eventId: id })),
+    suppress: reading.suppress && recipients.length > 0 ? { reason: reading.suppress, addresses: recipients } : undefined,
+  };
+}

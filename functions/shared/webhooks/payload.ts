@@ -1,0 +1,51 @@
+/**
+ * What a webhook says (CONTRACT section 10; `webhooks` in openapi.json): one POST per recorded
+ * event, in the Standard Webhooks shape `{ type, timestamp, data }`, `data` telling the same as
+ * the status API would for the recipients the event moved. The webhook id is the event's own
+ * stable id, so a receiver can drop a repeat (delivery is at least once).
+ */
+import { randomBytes } from 'node:crypto';
+import type { DeliveryStatus } from '../delivery/recipient-state';
+import type { DeliveryEvent, RecipientChange } from '../delivery/ses-event';
+
+export const WEBHOOK_EVENT_TYPES: Record<DeliveryStatus, string> = {
+  Sent: 'email.sent',
+  Delayed: 'email.delayed',
+  Delivered: 'email.delivered',
+  Rejected: 'email.rejected',
+  Bounced: 'email.bounced',
+  Complained: 'email.complained',
+};
+
+/** One delivery to make: queued by the events function, made (and retried) by the delivery function. */
+export interface WebhookJob {
+  readonly organizationId: string;
+  /** `webhook-id`: the same for every attempt, and for SES's duplicates of the event. */
+  readonly webhookId: string;
+  /** The JSON body, exactly as signed and sent. */
+  readonly payload: string;
+}
+
+/** A recipient as the status API and webhooks show it. */
+export function recipientView(recipient: Pick<RecipientChange, 'address' | 'status' | 'at' | 'detail'>) {
+  return { Address: recipient.address, Status: recipient.status, At: recipient.at, Detail: recipient.detail };
+}
+
+export function webhookJob(event: DeliveryEvent, recipients: readonly RecipientChange[]): WebhookJob {
+  const payload = {
+    type: WEBHOOK_EVENT_TYPES[event.status],
+    timestamp: event.at,
+    data: {
+      OrganizationId: event.organizationId,
+      MessageId: event.messageId,
+      Status: event.status,
+      Recipients: recipients.map(recipientView),
+    },
+  };
+  return { organizationId: event.organizationId, webhookId: `msg_${event.id}`, payload: JSON.stringify(payload) };
+}
+
+/** A new signing secret in the Standard Webhooks form: `whsec_` and 32 random bytes in base64. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}

@@ -1,0 +1,53 @@
+/**
+ * The status request's body (CONTRACT section 10): `{ "OrganizationId", "MessageIds": [1..100] }`,
+ * with the send endpoint's rules for the Organization id (either spelling), unknown fields and
+ * problem lists (functions/shared/http/body-rules.ts).
+ */
+import type { Json } from '../shared/http/body-rules';
+import { ILL_FORMED, ProblemList, isObject, own, unknownFields, validateOrganizationId } from '../shared/http/body-rules';
+import { isWellFormedText } from '../shared/domain/unicode';
+import { ValidationProblem } from '../shared/http/problems';
+
+export const MAX_MESSAGE_IDS = 100;
+/** SES message ids are about 60 printable ASCII characters; this leaves room and no more. */
+const MESSAGE_ID = /^[\x21-\x7e]{1,200}$/;
+const FIELDS = new Set(['OrganizationId', 'organizationId', 'MessageIds']);
+
+export interface StatusRequest {
+  /** Lower-case, for lookups. */
+  readonly organizationId: string;
+  /** In request order, repeats kept: each is answered where it was asked. */
+  readonly messageIds: readonly string[];
+}
+
+export function validateStatusRequest(body: unknown): StatusRequest {
+  if (!isObject(body)) throw new ValidationProblem([{ pointer: '', detail: 'the body must be a JSON object with OrganizationId and MessageIds' }]);
+  const problems = new ProblemList();
+  unknownFields(body, FIELDS, '', problems);
+  const organizationId = validateOrganizationId(body, problems);
+  const messageIds = validateMessageIds(body, problems);
+  if (problems.count > 0 || organizationId === undefined) throw new ValidationProblem(problems.items, { total: problems.count });
+  return { organizationId: organizationId.toLowerCase(), messageIds };
+}
+
+function validateMessageIds(body: Json, problems: ProblemList): string[] {
+  const value = own(body, 'MessageIds');
+  if (value === undefined || value === null) {
+    problems.add('/MessageIds', `required: an array of 1 to ${MAX_MESSAGE_IDS} SES message ids`);
+    return [];
+  }
+  if (!Array.isArray(value)) {
+    problems.add('/MessageIds', 'must be an array of SES message ids');
+    return [];
+  }
+  if (value.length === 0) problems.add('/MessageIds', 'must hold at least 1 message id');
+  if (value.length > MAX_MESSAGE_IDS) {
+    problems.add('/MessageIds', `${value.length} message ids; at most ${MAX_MESSAGE_IDS} are allowed per request`);
+    return [];
+  }
+  value.forEach((id, i) => {
+    if (typeof id === 'string' && !isWellFormedText(id)) problems.add(`/MessageIds/${i}`, ILL_FORMED);
+    else if (typeof id !== 'string' || !MESSAGE_ID.test(id)) problems.add(`/MessageIds/${i}`, 'must be an SES message id: 1 to 200 printable ASCII characters, no spaces');
+  });
+  return value as string[];
+}

@@ -1,0 +1,160 @@
+/**
+ * The delivery lifecycle's part of the stack: the SES event destination and rule, the queues and
+ * their dead-letter queues, the KMS key, the event sources with partial batch failures, the
+ * alarms on SES reputation, and, exactly, what each new function's role may do.
+ */
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import type { Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { MAX_ATTEMPTS } from '../../functions/webhooks/deliver';
+import type { EmailSendApiStack } from '../../infra/stack';
+import { buildStack } from './support';
+
+type Json = Record<string, any>;
+const id = (stack: Stack, construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as Parameters<Stack['getLogicalId']>[0]);
+
+let stack: EmailSendApiStack;
+let template: Template;
+let resources: Record<string, Json>;
+beforeAll(() => {
+  stack = buildStack().stack;
+  template = Template.fromStack(stack);
+  resources = template.toJSON().Resources;
+});
+
+const logicalIdOf = (path: string) => id(stack, stack.node.findChild(path) as never);
+const table = () => ({ 'Fn::GetAtt': [id(stack, stack.table), 'Arn'] });
+const partitions = (...prefixes: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes } });
+const xRay = { Effect: 'Allow', Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], Resource: '*' };
+const logs = (fn: string) => ({ Sid: 'WriteOwnLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [`${fn}Logs${logicalIdOf(`${fn}Logs`).slice(`${fn}Logs`.length)}`, 'Arn'] } });
+const consume = (queue: string) => ({
+  Effect: 'Allow',
+  Action: ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'],
+  Resource: { 'Fn::GetAtt': [logicalIdOf(queue), 'Arn'] },
+});
+
+function policyOf(role: string): Json[] {
+  const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p.Properties.Roles) === JSON.stringify([{ Ref: logicalIdOf(role) }]));
+  expect(policies).toHaveLength(1);
+  return policies[0]!.Properties.PolicyDocument.Statement;
+}
+
+describe('IAM of the delivery lifecycle functions (exact statements)', () => {
+  it('status function: its logs, and BatchGetItem on key, Organization and message-state items only', () => {
+    expect(policyOf('StatusFunctionRole')).toEqual([
+      logs('StatusFunction'),
+      { Sid: 'ReadAccessAndStates', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table(), Condition: partitions('KEY#*', 'ORG#*', 'MSG#*') },
+      xRay,
+    ]);
+  });
+
+  it('events function: message states, suppression items, only the count on Organization items, webhook configs (read), sending to the webhook queue, consuming the events queue', () => {
+    expect(policyOf('EventsFunctionRole')).toEqual([
+      logs('EventsFunction'),
+      { Sid: 'DeliveryStates', Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Resource: table(), Condition: partitions('MSG#*') },
+      { Sid: 'SuppressionList', Effect: 'Allow', Action: 'dynamodb:PutItem', Resource: table(), Condition: partitions('SUPP#*') },
+      {
+        Sid: 'SuppressionCount',
+        Effect: 'Allow',
+        Action: 'dynamodb:UpdateItem',
+        Resource: table(),
+        Condition: {
+          ...partitions('ORG#*'),
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'suppressions'] },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+        },
+      },
+      { Sid: 'ReadWebhooks', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: table(), Condition: partitions('HOOK#*') },
+      { Sid: 'QueueWebhooks', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: { 'Fn::GetAtt': [logicalIdOf('WebhookQueue'), 'Arn'] } },
+      xRay,
+      // Added by the event source, after the function (and its tracing) exist.
+      consume('SesEventsQueue'),
+    ]);
+  });
+
+  it('webhook function: webhook configs (read), Decrypt with the stack\'s key, consuming the webhook queue', () => {
+    expect(policyOf('WebhookFunctionRole')).toEqual([
+      logs('WebhookFunction'),
+      { Sid: 'ReadWebhooks', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: table(), Condition: partitions('HOOK#*') },
+      { Sid: 'OpenWebhookSecrets', Effect: 'Allow', Action: 'kms:Decrypt', Resource: { 'Fn::GetAtt': [logicalIdOf('WebhookSecretsKey'), 'Arn'] } },
+      xRay,
+      consume('WebhookQueue'),
+    ]);
+  });
+});
+
+describe('events, queues and key', () => {
+  it('turns on SES suppression for bounces and complaints on the configuration set, and publishes its events to the default bus', () => {
+    template.hasResourceProperties('AWS::SES::ConfigurationSet', { SuppressionOptions: { SuppressedReasons: ['BOUNCE', 'COMPLAINT'] } });
+    template.hasResourceProperties('AWS::SES::ConfigurationSetEventDestination', {
+      EventDestination: Match.objectLike({
+        Enabled: true,
+        MatchingEventTypes: ['send', 'delivery', 'bounce', 'complaint', 'reject', 'deliveryDelay', 'renderingFailure'],
+        EventBridgeDestination: { EventBusArn: Match.anyValue() },
+      }),
+    });
+  });
+
+  it('routes exactly this configuration set\'s seven event types to the events queue', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.ses'],
+        'detail-type': ['Email Sent', 'Email Delivered', 'Email Bounced', 'Email Complaint Received', 'Email Rejected', 'Email Delivery Delayed', 'Email Rendering Failed'],
+        detail: { mail: { tags: { 'ses:configuration-set': [{ Ref: id(stack, stack.configurationSet) }] } } },
+      },
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalIdOf('SesEventsQueue'), 'Arn'] } })],
+    });
+  });
+
+  it('gives both queues a dead-letter queue, encryption and TLS; webhook messages get every attempt and outlive 24 hours of retries', () => {
+    const webhookQueue = resources[logicalIdOf('WebhookQueue')]!.Properties;
+    expect(webhookQueue).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 4 * 24 * 3600, RedrivePolicy: { maxReceiveCount: MAX_ATTEMPTS } });
+    expect(resources[logicalIdOf('SesEventsQueue')]!.Properties).toMatchObject({ SqsManagedSseEnabled: true, RedrivePolicy: { maxReceiveCount: 5 } });
+    template.resourceCountIs('AWS::SQS::Queue', 4);
+    expect(Object.values(template.findResources('AWS::SQS::QueuePolicy')).every((p) => JSON.stringify(p).includes('aws:SecureTransport'))).toBe(true);
+  });
+
+  it('consumes both queues with partial batch failures', () => {
+    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).map((m) => m.Properties);
+    expect(mappings).toHaveLength(2);
+    for (const mapping of mappings) expect(mapping).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+  });
+
+  it('seals webhook secrets with a rotating key the stack keeps, named to the functions and the outputs', () => {
+    template.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Retain', Properties: Match.objectLike({ EnableKeyRotation: true }) });
+    const env = resources[id(stack, stack.lifecycle.webhooks.fn)]!.Properties.Environment.Variables;
+    expect(env).toMatchObject({ WEBHOOK_KMS_KEY_ID: { 'Fn::GetAtt': [logicalIdOf('WebhookSecretsKey'), 'Arn'] }, WEBHOOK_QUEUE_URL: { Ref: logicalIdOf('WebhookQueue') } });
+    expect(resources[id(stack, stack.lifecycle.events.fn)]!.Properties.Environment.Variables).toMatchObject({ WEBHOOK_QUEUE_URL: { Ref: logicalIdOf('WebhookQueue') } });
+    const outputs = template.toJSON().Outputs;
+    expect(outputs.WebhookKeyArn.Value).toEqual({ 'Fn::GetAtt': [logicalIdOf('WebhookSecretsKey'), 'Arn'] });
+    expect(JSON.stringify(outputs.StatusUrl.Value)).toContain('/v1.2/email/status');
+  });
+
+  it('passes the retention from context to the events function', () => {
+    const events = Template.fromStack(buildStack({ statusRetentionDays: '90' }).stack);
+    events.hasResourceProperties('AWS::Lambda::Function', { Description: Match.stringLikeRegexp('^SES delivery events'), Environment: { Variables: Match.objectLike({ STATUS_RETENTION_DAYS: '90' }) } });
+    expect(() => buildStack({ statusRetentionDays: 0 })).toThrow(/STATUS_RETENTION_DAYS/);
+  });
+});
+
+describe('alarms that protect the account', () => {
+  const alarm = (metric: string) => Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties).find((a) => a.MetricName === metric);
+
+  it.each([
+    ['Reputation.BounceRate', 0.025],
+    ['Reputation.ComplaintRate', 0.0005],
+  ])('%s of the configuration set, at half of SES\'s review threshold', (metric, threshold) => {
+    expect(alarm(metric)).toMatchObject({
+      Namespace: 'AWS/SES',
+      Threshold: threshold,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Dimensions: [{ Name: 'ses:configuration-set', Value: { Ref: id(stack, stack.configurationSet) } }],
+    });
+  });
+
+  it('fires on any message in either dead-letter queue', () => {
+    const dlq = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties).filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible');
+    expect(dlq.map((a) => a.Dimensions[0].Value['Fn::GetAtt'][0]).sort()).toEqual([logicalIdOf('SesEventsQueueDeadLetters'), logicalIdOf('WebhookQueueDeadLetters')].sort());
+    for (const a of dlq) expect(a).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+  });
+});

@@ -1,0 +1,98 @@
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import type { RecipientState } from '../../functions/shared/delivery/recipient-state';
+import { messageStatus, supersedes } from '../../functions/shared/delivery/recipient-state';
+import { EVENTBRIDGE_DETAIL_TYPES, parseSesEvent } from '../../functions/shared/delivery/ses-event';
+import { FIXTURE_MESSAGE_ID, FIXTURE_ORG, RECORDS, eventBridge, mail, variant } from '../support/ses-fixtures';
+
+describe('parseSesEvent (the SES developer guide\'s example records, through EventBridge)', () => {
+  it.each([
+    ['Send', 'Sent', null, '2017-08-05T00:40:02.012Z', undefined],
+    ['Delivery', 'Delivered', null, '2017-08-05T00:40:03.133Z', undefined],
+    ['Bounce', 'Bounced', 'Permanent/General', '2017-08-05T00:41:02.669Z', 'Bounce'],
+    ['Complaint', 'Complained', 'abuse', '2017-08-05T00:42:02.669Z', 'Complaint'],
+    ['Reject', 'Rejected', 'Bad content', '2017-08-05T00:40:02.012Z', undefined],
+    ['DeliveryDelay', 'Delayed', 'TransientCommunicationFailure', '2017-08-05T00:40:40.095Z', undefined],
+    ['Rendering Failure', 'Rejected', "RenderingFailure: Attribute 'attributeName' is not present in the rendering data.", '2017-08-05T00:40:02.012Z', undefined],
+  ])('reads a %s record: recipient %s, detail %s, at its own time, suppression %s', (type, status, detail, at, suppress) => {
+    const event = parseSesEvent(eventBridge(RECORDS[type]!));
+    expect(event).toMatchObject({ type, messageId: FIXTURE_MESSAGE_ID, organizationId: FIXTURE_ORG, status, at });
+    expect(event!.recipients).toEqual([{ address: 'recipient@example.com', status, at, detail, eventId: event!.id }]);
+    expect(event!.suppress).toEqual(suppress ? { reason: suppress, addresses: ['recipient@example.com'] } : undefined);
+  });
+
+  it('names every recorded event type by its EventBridge detail-type', () => {
+    expect(Object.keys(EVENTBRIDGE_DETAIL_TYPES).sort()).toEqual(Object.keys(RECORDS).sort());
+  });
+
+  it('gives a duplicate the same id, in a new envelope too, and different events different ids', () => {
+    const first = parseSesEvent(eventBridge(RECORDS.Bounce!, 'envelope-1'))!;
+    expect(parseSesEvent(eventBridge(RECORDS.Bounce!, 'envelope-2'))!.id).toBe(first.id);
+    const ids = Object.values(RECORDS).map((record) => parseSesEvent(eventBridge(record))!.id);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('does not suppress after a transient bounce, and keeps its type in the detail', () => {
+    const soft = variant(RECORDS.Bounce!, (r) => Object.assign(r.bounce, { bounceType: 'Transient', bounceSubType: 'MailboxFull' }));
+    expect(parseSesEvent(eventBridge(soft))).toMatchObject({ status: 'Bounced', suppress: undefined, recipients: [{ detail: 'Transient/MailboxFull' }] });
+  });
+
+  it('lower-cases addresses and reads only the recipients an event names', () => {
+    const record = variant(RECORDS.Delivery!, (r) => {
+      r.mail.destination = ['One@Example.com', 'two@example.com'];
+      r.delivery.recipients = ['One@Example.com'];
+    });
+    expect(parseSesEvent(eventBridge(record))!.recipients.map((r) => r.address)).toEqual(['one@example.com']);
+  });
+
+  it.each([
+    ['no Organization tag (not sent by this service)', variant(RECORDS.Send!, (r) => delete r.mail.tags.OrganizationId)],
+    ['no message id', variant(RECORDS.Send!, (r) => delete r.mail.messageId)],
+    ['an Open event (not recorded)', { eventType: 'Open', mail: mail(), open: {} }],
+    ['not an object', 'Email Sent'],
+  ])('ignores %s', (_what, input) => {
+    expect(parseSesEvent(typeof input === 'string' ? input : eventBridge(input))).toBeUndefined();
+  });
+});
+
+const state = (status: RecipientState['status'], at: string, eventId = `e-${status}-${at}`): RecipientState => ({ status, at, detail: null, eventId });
+
+describe('the recipient state order', () => {
+  it('never goes backwards: a late send or delay does not undo a delivery; a complaint follows a delivery', () => {
+    const delivered = state('Delivered', '2026-01-01T00:00:02Z');
+    expect(supersedes(state('Sent', '2026-01-01T00:00:00Z'), delivered)).toBe(false);
+    expect(supersedes(state('Delayed', '2026-01-01T00:00:05Z'), delivered)).toBe(false);
+    expect(supersedes(state('Complained', '2026-01-01T00:00:01Z'), delivered)).toBe(true);
+    expect(supersedes(delivered, delivered)).toBe(false);
+  });
+
+  it('summarises a message: a problem with any recipient wins, otherwise the least advanced recipient', () => {
+    const of = (...statuses: RecipientState['status'][]) => messageStatus(statuses.map((status) => ({ status })));
+    expect(of()).toBe('Unknown');
+    expect(of('Delivered', 'Complained', 'Bounced')).toBe('Complained');
+    expect(of('Delivered', 'Bounced')).toBe('Bounced');
+    expect(of('Delivered', 'Delivered')).toBe('Delivered');
+    expect(of('Delivered', 'Delayed')).toBe('Delayed');
+    expect(of('Delivered', 'Sent')).toBe('Sent');
+  });
+
+  const anyState = fc.record({
+    status: fc.constantFrom('Sent', 'Delayed', 'Delivered', 'Rejected', 'Bounced', 'Complained' as const),
+    at: fc.integer({ min: 0, max: 5_000 }).map((ms) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString()),
+    detail: fc.constant(null),
+    eventId: fc.constantFrom('a', 'b', 'c'),
+  });
+
+  it('ends in the same state whatever the order of the events and however often each comes (property)', () => {
+    fc.assert(
+      fc.property(fc.array(anyState, { minLength: 1, maxLength: 12 }), fc.array(fc.nat(), { maxLength: 12 }), (events, picks) => {
+        const fold = (sequence: RecipientState[]) => sequence.reduce<RecipientState | undefined>((current, next) => (supersedes(next, current) ? next : current), undefined);
+        const reference = fold(events);
+        const repeated = [...events, ...picks.map((i) => events[i % events.length]!)];
+        const shuffled = fc.sample(fc.shuffledSubarray(repeated, { minLength: repeated.length, maxLength: repeated.length }), 1)[0]!;
+        expect(fold(shuffled)).toEqual(reference);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
