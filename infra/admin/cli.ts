@@ -20,6 +20,7 @@ import type { SenderIdentity } from './admin-store';
 import type { Credentials } from '../../functions/shared/runtime/clients';
 import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
 import { addLifecycleCommands } from './lifecycle-commands';
+import { UserPoolError, addUserCommands } from './user-commands';
 import { LOOPBACK, LocalSettingError, endpointFrom, isLoopback, localTableName, portFrom, regionFrom, placeholderCredentials } from '../local/settings';
 
 export const EXIT_CODES = {
@@ -30,7 +31,7 @@ export const EXIT_CODES = {
   notFound: 3,
   /** A duplicate: the user already has a key, the id or email is taken, or a concurrent change won. */
   conflict: 4,
-  /** DynamoDB cannot be reached or used: stack not running, no table, no credentials or permission. */
+  /** DynamoDB (or the Cognito user pool) cannot be reached or used: stack not running, no table, no credentials or permission. */
   unavailable: 5,
 } as const;
 
@@ -106,6 +107,7 @@ function toAdminError(error: unknown, target: Target): AdminError {
   if (error instanceof InvalidArgumentError || error instanceof LocalSettingError) return new AdminError(EXIT_CODES.invalid, 'invalid_argument', message);
   if (error instanceof RecordNotFoundError) return new AdminError(EXIT_CODES.notFound, 'not_found', message);
   if (error instanceof RecordConflictError) return new AdminError(EXIT_CODES.conflict, 'conflict', message);
+  if (error instanceof UserPoolError) return new AdminError(EXIT_CODES.unavailable, 'user_pool_unavailable', message, { cause: error });
 
   const { name = '' } = (error ?? {}) as { name?: string };
   const where = target.local
@@ -166,7 +168,10 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
         `http://${LOOPBACK}:DYNAMODB_PORT with table TABLE_NAME, default email-send-api-local).`,
         '',
         `Exit codes: 0 done, ${EXIT_CODES.invalid} usage error or invalid value, ${EXIT_CODES.notFound} not found, ${EXIT_CODES.conflict} conflict,`,
-        `${EXIT_CODES.unavailable} DynamoDB unreachable or refused (stack not running, no table, credentials).`,
+        `${EXIT_CODES.unavailable} DynamoDB or the user pool unreachable or refused (stack not running, no table, credentials).`,
+        '',
+        'With a deployed stack, "user create --user-pool-id <UserPoolId output>" (or USER_POOL_ID) also invites',
+        'the user to the settings page\'s Cognito user pool.',
         '',
         'Example: npm run --silent admin -- org create --name "Acme" --json',
       ].join('\n'),
@@ -201,11 +206,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
     .requiredOption('--name <name>', 'display name')
     .option('--id <uuid>', 'use this id instead of a random UUID');
 
-  const user = program.command('user').description('users (API callers)');
-  leaf(user, 'create', 'create a user and print its id', async (store, o) => {
-    const created = await store.createUser({ email: o.email! });
-    return { human: `User ${created.email} created with id ${created.id}`, json: { id: created.id } };
-  }).requiredOption('--email <email>', "the user's email address (unique)");
+  addUserCommands(program, leaf, env);
 
   const member = program.command('member').description('memberships of users in Organizations');
   const membership = (add: boolean): Action => async (store, o) => {
