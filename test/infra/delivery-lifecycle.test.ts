@@ -39,6 +39,16 @@ function policyOf(role: string): Json[] {
   return policies[0]!.Properties.PolicyDocument.Statement;
 }
 
+describe('the status route', () => {
+  it('sends POST /v1.2/email/status, with no authorizer (the function checks the API key), to the status function only', () => {
+    const routes = Object.values(template.findResources('AWS::ApiGatewayV2::Route')).filter((r) => r.Properties.RouteKey === 'POST /v1.2/email/status');
+    expect(routes).toHaveLength(1);
+    expect(routes[0]!.Properties.AuthorizationType).toBe('NONE');
+    const integrationId = routes[0]!.Properties.Target['Fn::Join'][1][1].Ref as string;
+    expect(resources[integrationId]!.Properties).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0', IntegrationUri: { 'Fn::GetAtt': [id(stack, stack.lifecycle.status.fn), 'Arn'] } });
+  });
+});
+
 describe('IAM of the delivery lifecycle functions (exact statements)', () => {
   it('status function: its logs, and BatchGetItem on key, Organization and message-state items only', () => {
     expect(policyOf('StatusFunctionRole')).toEqual([
