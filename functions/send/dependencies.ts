@@ -9,6 +9,7 @@ import { createDynamoDbClient, createSesClient } from '../shared/runtime/clients
 import type { Config } from '../shared/runtime/config';
 import { createLogger, createMetrics } from '../shared/runtime/observability';
 import { createAccessStore } from '../shared/store/cached-access-store';
+import { DynamoDbDailyUsage } from '../shared/store/dynamodb-daily-usage';
 import { DynamoDbIdempotencyStore } from '../shared/store/dynamodb-idempotency-store';
 import { DynamoDbSendBudget } from '../shared/store/dynamodb-send-budget';
 import { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
@@ -27,6 +28,7 @@ export function createDependencies(config: Config, clients: ClientOptions = {}):
     mailer,
     suppressions: new DynamoDbSuppressionStore(dynamoDb, config.tableName),
     pacer: new Pacer({ budget: new DynamoDbSendBudget(dynamoDb, config.tableName), quota: mailer, maxSendRate: config.sesMaxSendRate, now: Date.now }),
+    dailyUsage: new DynamoDbDailyUsage(dynamoDb, config.tableName),
     logger: createLogger(),
     metrics: createMetrics(),
     now: Date.now,

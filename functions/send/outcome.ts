@@ -11,18 +11,28 @@ export interface Outcome {
 
 /** Seconds a client should wait after a 429, by failure code. */
 const RETRY_AFTER_SECONDS: Partial<Record<string, number>> = { Throttled: 1, QuotaExceeded: 60 };
+/** No answer ever asks a client to wait longer than a day (the daily quota's period). */
+export const MAX_RETRY_AFTER_SECONDS = 86_400;
+
+/** A whole number of seconds, at least 1 and at most a day, whatever the arithmetic before it gave. */
+export function retryAfterSeconds(seconds: number): number {
+  if (!Number.isFinite(seconds)) return seconds > 0 ? MAX_RETRY_AFTER_SECONDS : 1;
+  return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(seconds)));
+}
 
 /**
  * `budgetRoomInSeconds`: when the account's send rate has room again, if some message did not get
- * a turn; then `Retry-After` says so, on a 207 as well as on a 429.
+ * a turn; `quotaResetInSeconds`: when the Organization's daily quota resets, if some message was
+ * refused for it. `Retry-After` says the later of the two, on a 207 as well as on a 429.
  */
-export function decideOutcome(results: readonly MessageResult[], budgetRoomInSeconds?: number): Outcome {
+export function decideOutcome(results: readonly MessageResult[], budgetRoomInSeconds?: number, quotaResetInSeconds?: number): Outcome {
   const failures = results.flatMap((result) => (result.Status === 'Failed' ? [result.Error.Code] : []));
   if (failures.length === 0) return { statusCode: 200, headers: {} };
   const throttled = failures.filter((code) => FAILURE_CODES[code].throttling);
-  const wait = Math.max(budgetRoomInSeconds ?? 0, ...throttled.map((code) => RETRY_AFTER_SECONDS[code] ?? 1));
+  const known = [budgetRoomInSeconds, quotaResetInSeconds].filter((seconds): seconds is number => seconds !== undefined);
+  const wait = retryAfterSeconds(Math.max(...known, ...throttled.map((code) => RETRY_AFTER_SECONDS[code] ?? 1)));
   if (results.some((result) => result.Status === 'Sent')) {
-    return { statusCode: 207, headers: budgetRoomInSeconds !== undefined && throttled.length > 0 ? { 'Retry-After': String(wait) } : {} };
+    return { statusCode: 207, headers: known.length > 0 && throttled.length > 0 ? { 'Retry-After': String(wait) } : {} };
   }
   if (throttled.length === failures.length) return { statusCode: 429, headers: { 'Retry-After': String(wait) } };
   return { statusCode: 502, headers: {} };

@@ -1,16 +1,18 @@
 /**
- * Pacing (CONTRACT section 7): when may each message go, so that the account's send rate is spent
- * and never overrun. The rate is SES's own (`GetAccount`, re-read now and then) unless
- * `SES_MAX_SEND_RATE` sets it; the budget is shared by every request on every instance (the
- * `SendBudget` in the table). A request reserves all its recipients in one write and learns each
- * message's turn; what cannot go before the deadline is not tried at all. Throttling that still
- * happens (another sender on the account, a quota lowered under us) slows this instance's pace
- * down at once and lets it recover over a few seconds.
+ * Pacing (CONTRACT sections 7 and 11): when may each message go, so that the account's send rate
+ * is spent, never overrun, and shared fairly between Organizations. The rate is SES's own
+ * (`GetAccount`, re-read now and then) unless `SES_MAX_SEND_RATE` sets it; the budget is shared by
+ * every request on every instance (the `SendBudget` in the table, domain/fair-share.ts). A request
+ * books its messages' turns in rounds as they come near (`Booking`), never far ahead of the
+ * others; what cannot go before the deadline is not tried at all. Throttling that still happens
+ * (another sender on the account, a quota lowered under us) slows this instance's pace down at
+ * once and lets it recover over a few seconds.
  *
  * One `Pacer` per function instance: it keeps the rate it read and the slow-down it learnt.
  */
+import type { MessageAsk, Release, Round } from '../shared/domain/fair-share';
 import type { Pace } from '../shared/domain/send-pace';
-import { nextFreeAt, paceFor, unitSendTime } from '../shared/domain/send-pace';
+import { paceFor } from '../shared/domain/send-pace';
 import type { SendQuota } from '../shared/mail/ports';
 import type { SendBudget } from '../shared/store/ports';
 
@@ -22,16 +24,26 @@ export interface PacerOptions {
   readonly now: () => number;
   /** How long a rate read from SES is trusted (quotas get raised). */
   readonly refreshMs?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
-/** Each message's turn (epoch ms), or undefined for a message that cannot go before the deadline. */
-export interface Plan {
-  readonly sendAt: readonly (number | undefined)[];
-  /** When the budget has room again, if some message did not fit. */
-  readonly retryAt: number | undefined;
+/** Whose turns are booked: the Organization and what the operator set for it (CONTRACT section 11). */
+export interface Sharer {
+  readonly organizationId: string;
+  /** Its weight in the fair share (1 unless set). */
+  readonly weight: number;
+  /** Its own rate limit, recipients per second, if set. */
+  readonly rate?: number | undefined;
 }
 
-const DEFAULTS = { refreshMs: 5 * 60_000 };
+/**
+ * A message's turn: when it may go (epoch ms); `expired`: its expiry comes before its turn (it
+ * books nothing); `none`: it cannot go before the deadline; `storage`: the budget could not be
+ * reached after some messages of the request were already on their way.
+ */
+export type MessageTurn = number | 'expired' | 'none' | 'storage';
+
+const DEFAULTS = { refreshMs: 5 * 60_000, sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)) };
 /** After a failed read the rate is asked again this soon, and kept as it was meanwhile. */
 const RETRY_READ_MS = 10_000;
 /** Throttling despite pacing halves the pace, to no less than this share of the rate … */
@@ -60,23 +72,9 @@ export class Pacer {
     return this.reading;
   }
 
-  /** Reserves every message's recipients (`units`, in request order) and says when each may go. */
-  async plan(units: readonly number[], lastSendAt: number): Promise<Plan> {
-    const now = this.options.now();
-    const rate = await this.rate();
-    if (rate === undefined || units.length === 0) return { sendAt: units.map(() => now), retryAt: undefined };
-    const pace = this.pace(rate, now);
-    const total = units.reduce((sum, n) => sum + n, 0);
-    const reservation = await this.options.budget.reserve(total, pace, now, lastSendAt);
-    let used = 0;
-    const sendAt = units.map((n) => {
-      if (used + n > reservation.units) return undefined;
-      used += n;
-      // A message goes at the turn of its last recipient: SES counts every recipient.
-      return unitSendTime(reservation.start, used - 1, pace, now);
-    });
-    const fitsAll = sendAt.every((at) => at !== undefined);
-    return { sendAt, retryAt: fitsAll ? undefined : nextFreeAt(reservation.start + reservation.units * pace.intervalMs, pace) };
+  /** Starts booking turns for these messages (recipients and expiry each, in request order). */
+  begin(sharer: Sharer, messages: readonly MessageAsk[], lastSendAt: number): Booking {
+    return new Booking(this, this.options, sharer, messages, lastSendAt);
   }
 
   /** SES throttled a call despite the plan: slow this instance down, and re-read the rate soon. */
@@ -86,8 +84,10 @@ export class Pacer {
     if (this.known) this.known = { ...this.known, until: Math.min(this.known.until, now + RETRY_READ_MS) };
   }
 
-  private pace(rate: number, now: number): Pace {
-    return paceFor(rate * this.factor(now));
+  /** The account's pace now, slowed down by throttling if any; undefined when no rate is known. */
+  async pace(): Promise<Pace | undefined> {
+    const rate = await this.rate();
+    return rate === undefined ? undefined : paceFor(rate * this.factor(this.options.now()));
   }
 
   private factor(now: number): number {
@@ -103,5 +103,96 @@ export class Pacer {
       this.known = { rate: this.known?.rate, until: now + RETRY_READ_MS };
     }
     return this.known.rate;
+  }
+}
+
+/**
+ * One request's turns, booked round by round as the workers sending its messages ask for them.
+ * The first round is booked before anything is sent, so a budget that cannot be reached then
+ * fails the request (503, nothing sent); later it only fails the messages still without a turn.
+ */
+export class Booking {
+  private readonly turns: MessageTurn[] = [];
+  private over = false;
+  private nextAt = 0;
+  private round: Promise<void> | undefined;
+  private last: { readonly release: Omit<Release, 'unused'>; readonly first: number; readonly count: number } | undefined;
+  /** When the budget has room again, if some message got no turn. */
+  retryAt: number | undefined;
+
+  constructor(
+    private readonly pacer: Pacer,
+    private readonly options: Required<Pick<PacerOptions, 'budget' | 'now' | 'sleep'>>,
+    private readonly sharer: Sharer,
+    private readonly messages: readonly MessageAsk[],
+    private readonly lastSendAt: number,
+  ) {}
+
+  /** Message `i`'s turn, booking more rounds as needed. */
+  async turn(i: number): Promise<MessageTurn> {
+    while (i >= this.turns.length && !this.over) {
+      this.round ??= this.book().finally(() => (this.round = undefined));
+      await this.round;
+    }
+    return this.turns[i] ?? 'none';
+  }
+
+  /**
+   * Gives back the last round's turns whose messages did not use them (`unused(i)`), if they are
+   * still ahead; a failure to do so costs nothing but that share for at most one horizon.
+   */
+  async finish(unused: (i: number) => boolean): Promise<void> {
+    const last = this.last;
+    const now = this.options.now();
+    if (!last) return;
+    let units = 0;
+    for (let i = last.first; i < last.first + last.count; i++) {
+      const turn = this.turns[i];
+      if (typeof turn === 'number' && turn > now && unused(i)) units += this.messages[i]!.units;
+    }
+    if (units === 0) return;
+    await this.options.budget.release({ ...last.release, unused: units }, await this.pacer.pace(), now).catch(() => undefined);
+  }
+
+  private async book(): Promise<void> {
+    const wait = this.nextAt - this.options.now();
+    if (wait > 0) await this.options.sleep(wait);
+    const now = this.options.now();
+    const pace = await this.pacer.pace();
+    if (pace === undefined && this.sharer.rate === undefined) {
+      // No rate known and no limit of its own: nothing to share, every message goes now.
+      this.turns.push(...this.messages.slice(this.turns.length).map(() => now));
+      this.over = true;
+      return;
+    }
+    let round: Round;
+    try {
+      round = await this.options.budget.book({
+        organizationId: this.sharer.organizationId,
+        weight: this.sharer.weight,
+        cap: this.sharer.rate,
+        pace,
+        messages: this.messages.slice(this.turns.length),
+        now,
+        lastSendAt: this.lastSendAt,
+      });
+    } catch (error) {
+      if (this.turns.length === 0) throw error;
+      this.turns.push(...this.messages.slice(this.turns.length).map(() => 'storage' as const));
+      this.over = true;
+      return;
+    }
+    if (round.holding) {
+      this.last = { release: { organizationId: this.sharer.organizationId, holding: round.holding, tatAfter: round.state.tat }, first: this.turns.length, count: round.turns.length };
+    }
+    this.turns.push(...round.turns);
+    if (round.stop === 'done') this.over = true;
+    else if (round.stop === 'deadline' || round.at > this.lastSendAt) {
+      this.over = true;
+      this.retryAt = round.at;
+    } else {
+      // A little jitter, so requests that wait for the same moment do not all write at once.
+      this.nextAt = round.at + Math.random() * 50;
+    }
   }
 }

@@ -8,7 +8,7 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Config } from '../shared/runtime/config';
 import type { Mailer } from '../shared/mail/ports';
-import type { AccessStore, IdempotencyStore, StoredResponse, SuppressionList } from '../shared/store/ports';
+import type { AccessStore, DailyUsage, IdempotencyStore, StoredResponse, SuppressionList } from '../shared/store/ports';
 import type { Caller } from './authorisation';
 import { authoriseOrganization, authoriseSenders } from './authorisation';
 import type { IdempotentSession } from './idempotency';
@@ -16,6 +16,7 @@ import { beginIdempotent, readIdempotencyKey } from './idempotency';
 import { recordResults, timedMailer } from './metrics';
 import { decideOutcome } from './outcome';
 import type { Pacer } from './pacing';
+import { rateLimitHeaders, settleDailyQuota, takeDailyQuota } from './quota';
 import type { MessageResult } from './sending';
 import { sendMessages } from './sending';
 import { applySuppressions } from './suppression';
@@ -31,6 +32,8 @@ export interface SendDependencies {
   readonly suppressions: SuppressionList;
   /** Spends the account's send rate (one per instance, it keeps the rate it read). */
   readonly pacer: Pacer;
+  /** The Organizations' use of their daily quotas; touched only for an Organization that has one. */
+  readonly dailyUsage: DailyUsage;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly now: () => number;
@@ -84,10 +87,13 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
 
   const unsent = request.messages.filter((message) => !known.has(message.index));
   const { sendable, results: suppressed } = await applySuppressions(unsent, organization, deps.suppressions);
+  const quota = await takeDailyQuota(sendable, organization, deps.dailyUsage, deps.now());
+  const limits = organization.limits;
   const sending = await sendMessages(
-    sendable,
+    quota ? sendable.filter((message) => !quota.refused.has(message.index)) : sendable,
     {
       organizationId: request.organizationId,
+      sharer: { organizationId: organization.organizationId, weight: limits?.weight ?? 1, rate: limits?.rate },
       mailer: timedMailer(deps.mailer, deps.metrics, deps.now),
       concurrency: deps.config.sendConcurrency,
       deadline: input.deadline,
@@ -96,13 +102,22 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
       ...(session && checkpointHooks(session, deps.logger, input.requestId)),
     },
   );
-  const byIndex = new Map([...known, ...suppressed, ...sending.results.map((result) => [result.Index, result] as const)]);
+  if (quota) {
+    for (const result of quota.refused.values()) await session?.done(result).catch(() => undefined);
+    await settleDailyQuota(quota, organization.organizationId, sending.results, deps.dailyUsage).catch((error: unknown) => {
+      // Units not given back only make the quota stricter for the rest of the day; nothing is sent twice.
+      deps.logger.warn('could not give back unused daily quota', { requestId: input.requestId, error: error as Error });
+    });
+  }
+  const byIndex = new Map([...known, ...suppressed, ...(quota?.refused ?? []), ...sending.results.map((result) => [result.Index, result] as const)]);
   const results = request.messages.map((message) => byIndex.get(message.index) as MessageResult);
-  const roomIn = sending.retryAt === undefined ? undefined : Math.max(1, Math.ceil((sending.retryAt - deps.now()) / 1_000));
-  const outcome = decideOutcome(results, roomIn);
+  const now = deps.now();
+  const roomIn = sending.retryAt === undefined ? undefined : (sending.retryAt - now) / 1_000;
+  const resetIn = quota && quota.refused.size > 0 ? (quota.resetAt - now) / 1_000 : undefined;
+  const outcome = decideOutcome(results, roomIn, resetIn);
   const response: StoredResponse = {
     statusCode: outcome.statusCode,
-    headers: responseHeaders(input.requestId, outcome.headers),
+    headers: responseHeaders(input.requestId, { ...outcome.headers, ...(quota && rateLimitHeaders(quota, now)) }),
     body: JSON.stringify({ OrganizationId: request.organizationIdAsSent, Messages: results }),
   };
   if (session) {

@@ -10,7 +10,7 @@ import type { FailureCode, Mailer, OutgoingEmail } from '../shared/mail/ports';
 import { FAILURE_CODES, SendFailure } from '../shared/mail/ports';
 import { mapWithConcurrency } from '../shared/runtime/pool';
 import { hasExpired } from './expiry';
-import type { Pacer } from './pacing';
+import type { MessageTurn, Pacer, Sharer } from './pacing';
 import type { ValidMessage } from './validation';
 
 /** `Suppressed`: recipients left out because the Organization's suppression list holds them. */
@@ -26,6 +26,8 @@ export type MessageResult = (
 
 export interface SendOptions {
   readonly organizationId: string;
+  /** The Organization's weight and rate limit in the account's fair share (CONTRACT section 11). */
+  readonly sharer?: Sharer;
   readonly mailer: Mailer;
   readonly concurrency: number;
   /** Epoch milliseconds by which every attempt must have finished. */
@@ -107,10 +109,11 @@ async function sendOne(message: ValidMessage, turn: number, options: SendOptions
       if (code === 'Throttled' && options.pacer && attempt < maxAttempts) {
         // SES throttled despite the plan: slow down, and try again at a new turn of the budget.
         options.pacer.throttled();
-        const again = await options.pacer.plan([recipientsOf(message)], deadline - CALL_ALLOWANCE_MS).catch(() => undefined);
-        const next = again?.sendAt[0];
-        if (next === undefined) {
-          if (again?.retryAt !== undefined) retryAt(again.retryAt);
+        const again = options.pacer.begin(sharerOf(options), [{ units: recipientsOf(message), expiresAt: message.expiresAt }], deadline - CALL_ALLOWANCE_MS);
+        const next = await again.turn(0).catch(() => 'storage' as const);
+        if (next === 'expired') return { Index: message.index, Status: 'Expired' };
+        if (typeof next !== 'number') {
+          if (again.retryAt !== undefined) retryAt(again.retryAt);
           return failed(message.index, code);
         }
         if (next > now()) await sleep(next - now());
@@ -124,18 +127,54 @@ async function sendOne(message: ValidMessage, turn: number, options: SendOptions
   }
 }
 
+function sharerOf(options: SendOptions): Sharer {
+  return options.sharer ?? { organizationId: options.organizationId, weight: 1 };
+}
+
+/** Results that leave a booked turn unused: the message never reached SES. */
+const UNUSED = new Set<FailureCode>(['Throttled', 'DeadlineExceeded', 'StorageUnavailable']);
+
 /** Sends every message and returns one result per message, in request order. */
 export async function sendMessages(messages: readonly ValidMessage[], options: SendOptions): Promise<SendOutcome> {
-  const plan = options.pacer
-    ? await options.pacer.plan(messages.map(recipientsOf), options.deadline - CALL_ALLOWANCE_MS)
-    : { sendAt: messages.map(() => options.now()), retryAt: undefined };
-  let retryAt = plan.retryAt;
+  // Already expired: reported at once, and they book nothing of the send rate.
+  const live = messages.filter((message) => !hasExpired(message.expiresAt, options.now()));
+  const booking = options.pacer?.begin(
+    sharerOf(options),
+    live.map((message) => ({ units: recipientsOf(message), expiresAt: message.expiresAt })),
+    options.deadline - CALL_ALLOWANCE_MS,
+  );
+  // The first round is booked before anything is sent: a budget that cannot be reached fails the request.
+  await booking?.turn(0);
+  let retryAt: number | undefined;
   const later = (at: number) => (retryAt = Math.max(retryAt ?? at, at));
-  const results = await mapWithConcurrency(messages, options.concurrency, async (message, i) => {
-    const turn = plan.sendAt[i];
-    const result = withSuppressed(turn === undefined ? failed(message.index, 'Throttled', NO_TURN) : await sendOne(message, turn, options, later), message.suppressed);
+  const sent = await mapWithConcurrency(live, options.concurrency, async (message, i) => {
+    const turn = booking ? await booking.turn(i) : options.now();
+    const result = withSuppressed(await resultAt(turn, message, options, later), message.suppressed);
     await options.onResult?.(result);
     return result;
   });
+  if (booking?.retryAt !== undefined) later(booking.retryAt);
+  await booking?.finish((i) => {
+    const result = sent[i]!;
+    return result.Status === 'Expired' || (result.Status === 'Failed' && UNUSED.has(result.Error.Code));
+  });
+  const byIndex = new Map(sent.map((result) => [result.Index, result]));
+  const results: MessageResult[] = [];
+  for (const message of messages) {
+    const known = byIndex.get(message.index);
+    if (known) results.push(known);
+    else {
+      const expired = withSuppressed({ Index: message.index, Status: 'Expired' }, message.suppressed);
+      await options.onResult?.(expired);
+      results.push(expired);
+    }
+  }
   return { results, retryAt };
+}
+
+async function resultAt(turn: MessageTurn, message: ValidMessage, options: SendOptions, later: (at: number) => void): Promise<MessageResult> {
+  if (turn === 'expired') return { Index: message.index, Status: 'Expired' };
+  if (turn === 'none') return failed(message.index, 'Throttled', NO_TURN);
+  if (turn === 'storage') return failed(message.index, 'StorageUnavailable');
+  return sendOne(message, turn, options, later);
 }

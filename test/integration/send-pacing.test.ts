@@ -66,14 +66,15 @@ describe('sending at the account rate', () => {
 
   it('answers 429 with Retry-After when the budget is booked past the deadline, and tries nothing', async () => {
     const pacer = freshPacer();
-    // Another request (on any instance) has booked the next 6 s of the account's rate.
-    await pacer.plan(Array(60).fill(1), Date.now() + 60_000);
+    // Another Organization (on any instance) has booked the horizon: the next 2 s of the account's rate.
+    await pacer.begin({ organizationId: 'another-organization', weight: 1 }, Array.from({ length: 60 }, () => ({ units: 1 })), Date.now() + 60_000).turn(0);
+    // With 1 s to go before this request's last turn, none of its messages can have one.
     const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant, many(5)) }, { pacer }, 3_000);
     expect(result.statusCode).toBe(429);
     expect(result.body.Messages.every((m: { Error?: { Code: string } }) => m.Error?.Code === 'Throttled')).toBe(true);
-    // Room again when the booked turns are used: 6 s less the burst allowance, rounded up.
-    expect(Number(result.headers['Retry-After'])).toBeGreaterThanOrEqual(5);
-    expect(Number(result.headers['Retry-After'])).toBeLessThanOrEqual(6);
+    // Room again when the booked turns are used: 2 s less the burst allowance, rounded up.
+    expect(Number(result.headers['Retry-After'])).toBeGreaterThanOrEqual(1);
+    expect(Number(result.headers['Retry-After'])).toBeLessThanOrEqual(2);
     expect(await h.sentEmails()).toHaveLength(0);
   }, 20_000);
 

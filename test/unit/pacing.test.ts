@@ -4,23 +4,11 @@
  * table's own is tested against dynalite (send-budget.test.ts).
  */
 import { describe, expect, it } from '@jest/globals';
+import type { MessageTurn } from '../../functions/send/pacing';
 import { Pacer } from '../../functions/send/pacing';
-import type { Pace } from '../../functions/shared/domain/send-pace';
-import { unitsThatFit } from '../../functions/shared/domain/send-pace';
 import type { SendQuota } from '../../functions/shared/mail/ports';
-import type { Reservation, SendBudget } from '../../functions/shared/store/ports';
-
-class MemoryBudget implements SendBudget {
-  tat = 0;
-  writes = 0;
-  async reserve(units: number, pace: Pace, now: number, lastSendAt: number): Promise<Reservation> {
-    this.writes++;
-    const start = Math.max(this.tat, now);
-    const fit = Math.min(units, unitsThatFit(this.tat, now, lastSendAt, pace));
-    this.tat = start + fit * pace.intervalMs;
-    return { start, units: fit };
-  }
-}
+import type { SendBudget } from '../../functions/shared/store/ports';
+import { MemoryBudget } from '../support/memory-budget';
 
 function quota(rates: (number | undefined | Error)[]): SendQuota & { calls: number } {
   const source = {
@@ -38,40 +26,84 @@ function pacer(options: { rates?: (number | undefined | Error)[]; maxSendRate?: 
   const clock = options.clock ?? { t: 1_000_000 };
   const source = quota(options.rates ?? [10]);
   const budget = options.budget ?? new MemoryBudget();
-  return { clock, source, budget, pacer: new Pacer({ budget, quota: source, maxSendRate: options.maxSendRate, now: () => clock.t }) };
+  // Sleeping moves the virtual clock on, as time would.
+  const sleep = async (ms: number) => void (clock.t += ms);
+  return { clock, source, budget, pacer: new Pacer({ budget, quota: source, maxSendRate: options.maxSendRate, now: () => clock.t, sleep }) };
+}
+
+const org = { organizationId: 'o1', weight: 1 };
+
+/** Every message's turn, asked in order as the sending workers ask. */
+async function turns(p: Pacer, units: number[], lastSendAt: number, sharer = org): Promise<{ turns: MessageTurn[]; retryAt: number | undefined }> {
+  const booking = p.begin(sharer, units.map((n) => ({ units: n })), lastSendAt);
+  const all: MessageTurn[] = [];
+  for (let i = 0; i < units.length; i++) all.push(await booking.turn(i));
+  return { turns: all, retryAt: booking.retryAt };
 }
 
 describe('Pacer', () => {
   it('gives every message a turn at the rate, a message costing one unit per recipient', async () => {
     const { pacer: p, clock } = pacer({ rates: [10] });
-    const plan = await p.plan([1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3], clock.t + 60_000);
-    const offsets = plan.sendAt.map((at) => (at === undefined ? undefined : Math.round(at - clock.t)));
+    const start = clock.t;
+    const plan = await turns(p, [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3], clock.t + 60_000);
+    const offsets = plan.turns.map((at) => (typeof at === 'number' ? Math.round(at - start) : at));
     // Nine at once (a second's worth less the slack), then one recipient every 100 ms; the
     // three-recipient message goes at the turn of its last recipient.
     expect(offsets).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 100, 400]);
     expect(plan.retryAt).toBeUndefined();
   });
 
-  it('reserves a whole request in one write', async () => {
-    const { pacer: p, budget, clock } = pacer({ rates: [14] });
-    await p.plan(Array(100).fill(1), clock.t + 25_000);
-    expect((budget as MemoryBudget).writes).toBe(1);
+  it('books a request that fits in the horizon in one write, and a longer one in a few rounds, not one per message', async () => {
+    const small = pacer({ rates: [14] });
+    await turns(small.pacer, Array(20).fill(1), small.clock.t + 25_000);
+    expect((small.budget as MemoryBudget).writes).toBe(1);
+    const large = pacer({ rates: [14] });
+    const plan = await turns(large.pacer, Array(100).fill(1), large.clock.t + 25_000);
+    expect(plan.turns.every((at) => typeof at === 'number')).toBe(true);
+    expect((large.budget as MemoryBudget).writes).toBeLessThanOrEqual(10);
   });
 
   it('gives no turn to messages that cannot go before the deadline, and says when the budget has room', async () => {
     const { pacer: p, clock } = pacer({ rates: [10] });
-    const plan = await p.plan(Array(30).fill(1), clock.t + 1_000);
-    const untried = plan.sendAt.filter((at) => at === undefined).length;
+    const start = clock.t;
+    const plan = await turns(p, Array(30).fill(1), clock.t + 1_000);
+    const untried = plan.turns.filter((at) => at === 'none').length;
     expect(untried).toBe(30 - 19);
-    expect(plan.sendAt.slice(0, 19).every((at) => at !== undefined && at <= clock.t + 1_000)).toBe(true);
-    expect(plan.retryAt! - clock.t).toBeCloseTo(1_100, 6);
+    expect(plan.turns.slice(0, 19).every((at) => typeof at === 'number' && at <= start + 1_000)).toBe(true);
+    expect(plan.retryAt! - start).toBeCloseTo(1_100, 6);
   });
 
-  it('does not pace at all when the endpoint cannot say what the rate is', async () => {
+  it('gives an expired message no turn, and books nothing for it', async () => {
+    const { pacer: p, clock, budget } = pacer({ rates: [10] });
+    const booking = p.begin(org, [{ units: 1, expiresAt: clock.t - 1 }, { units: 1 }], clock.t + 10_000);
+    expect(await booking.turn(0)).toBe('expired');
+    expect(typeof (await booking.turn(1))).toBe('number');
+    expect(heldUnits(budget as MemoryBudget, clock.t)).toBe(1);
+  });
+
+  it('does not pace at all, nor write, when the endpoint cannot say what the rate is and the Organization has no rate', async () => {
     const { pacer: p, budget, clock } = pacer({ rates: [undefined] });
-    const plan = await p.plan([1, 1, 1], clock.t + 1_000);
-    expect(plan.sendAt).toEqual([clock.t, clock.t, clock.t]);
+    const plan = await turns(p, [1, 1, 1], clock.t + 1_000);
+    expect(plan.turns).toEqual([clock.t, clock.t, clock.t]);
     expect((budget as MemoryBudget).writes).toBe(0);
+  });
+
+  it('paces an Organization with a rate of its own even when the account has none', async () => {
+    const { pacer: p, clock } = pacer({ rates: [undefined] });
+    const start = clock.t;
+    const booking = p.begin({ ...org, rate: 2 }, Array.from({ length: 4 }, () => ({ units: 1 })), clock.t + 60_000);
+    const all: MessageTurn[] = [];
+    for (let i = 0; i < 4; i++) all.push(await booking.turn(i));
+    expect(all.map((t) => Math.round((t as number) - start))).toEqual([0, 100, 600, 1_100]);
+  });
+
+  it('gives back turns its messages did not use', async () => {
+    const { pacer: p, clock, budget } = pacer({ rates: [10] });
+    const booking = p.begin(org, Array.from({ length: 15 }, () => ({ units: 1 })), clock.t + 60_000);
+    for (let i = 0; i < 15; i++) await booking.turn(i);
+    const before = heldUnits(budget as MemoryBudget, clock.t);
+    await booking.finish((i) => i >= 10);
+    expect(heldUnits(budget as MemoryBudget, clock.t)).toBe(before - 5);
   });
 
   it('asks SES once, trusts the answer for five minutes, then asks again (quotas get raised)', async () => {
@@ -103,19 +135,18 @@ describe('Pacer', () => {
 
   it('halves its pace when SES throttles anyway, and climbs back to the full rate when it stops', async () => {
     const { pacer: p, clock } = pacer({ rates: [10] });
-    const gap = async () => {
-      const plan = await p.plan([1, 1], clock.t + 60_000);
-      return Math.round(plan.sendAt[1]! - plan.sendAt[0]!);
-    };
-    await p.plan(Array(20).fill(1), clock.t + 60_000); // a busy budget: every turn is one interval after the last
-    expect(await gap()).toBe(100);
+    const interval = async () => Math.round((await p.pace())!.intervalMs);
+    expect(await interval()).toBe(100);
     p.throttled();
-    expect(await gap()).toBe(200);
+    expect(await interval()).toBe(200);
     p.throttled();
-    expect(await gap()).toBe(400);
+    expect(await interval()).toBe(400);
+    // Turns are booked at that pace: two messages of a busy budget, one interval apart.
+    await turns(p, [1], clock.t + 60_000);
+    const plan = await turns(p, [1, 1], clock.t + 60_000);
+    expect(Math.round((plan.turns[1] as number) - (plan.turns[0] as number))).toBe(400);
     clock.t += 60_000;
-    await p.plan(Array(20).fill(1), clock.t + 60_000);
-    expect(await gap()).toBe(100); // a minute without throttling: the full rate again
+    expect(await interval()).toBe(100); // a minute without throttling: the full rate again
   });
 
   it('re-reads the rate soon after SES throttles (a quota lowered under us)', async () => {
@@ -127,3 +158,7 @@ describe('Pacer', () => {
     expect(source.calls).toBe(2);
   });
 });
+
+function heldUnits(budget: MemoryBudget, now: number): number {
+  return (budget.state.orgs.o1?.held ?? []).filter((h) => h.to >= now).reduce((sum, h) => sum + h.units, 0);
+}

@@ -1,8 +1,9 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AccessLookup, AccessStore, KeyRecord, OrganizationAccess } from './ports';
+import { readLimits } from '../domain/org-limits';
 import { batchGetAll } from './batch-get';
 import { withStorageFaults } from './storage-errors';
-import { SUPPRESSION_COUNT_ATTRIBUTE, itemKey } from './table';
+import { LIMITS_ATTRIBUTE, SUPPRESSION_COUNT_ATTRIBUTE, itemKey } from './table';
 
 function stringSet(value: unknown): ReadonlySet<string> {
   return value instanceof Set ? (value as Set<string>) : new Set();
@@ -23,7 +24,7 @@ export class DynamoDbAccessStore implements AccessStore {
     if (keys.length === 0) return {};
     // BatchGetItem even for one key: the function's IAM allows reads of these partitions with it alone.
     const items = await withStorageFaults(() =>
-      batchGetAll(this.client, this.tableName, keys, { projection: `sk, userId, organizationId, members, senders, ${SUPPRESSION_COUNT_ATTRIBUTE}` }),
+      batchGetAll(this.client, this.tableName, keys, { projection: `sk, userId, organizationId, members, senders, ${SUPPRESSION_COUNT_ATTRIBUTE}, ${LIMITS_ATTRIBUTE}` }),
     );
 
     let key: KeyRecord | undefined;
@@ -36,6 +37,7 @@ export class DynamoDbAccessStore implements AccessStore {
           members: stringSet(item.members),
           senders: stringSet(item.senders),
           suppressions: Number(item[SUPPRESSION_COUNT_ATTRIBUTE] ?? 0) || 0,
+          ...(item[LIMITS_ATTRIBUTE] !== undefined && { limits: readLimits(item[LIMITS_ATTRIBUTE]) }),
         };
       }
     }

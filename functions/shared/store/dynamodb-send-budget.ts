@@ -1,106 +1,113 @@
 /**
- * The account's send-rate budget in the service's table: one item whose `tat` is the theoretical
- * arrival time of the next recipient (domain/send-pace.ts). Every request on every instance
- * reserves its recipients by moving `tat` on with one conditional write, so a request of 100
- * messages costs one write, not 100:
+ * The account's send-rate budget in the service's table, shared by every request on every
+ * instance: one item holding the account's schedule and each contending Organization's part of
+ * it (domain/fair-share.ts says what they mean and why). A round of booking is a read-modify-write
+ * of that item: `bookRound` on the state last seen, written back on condition that its version is
+ * still the one read. A lost race re-reads and tries again; nobody's update is ever lost.
  *
- * - busy bucket (`tat` ahead of now): `SET tat = tat + units × interval`, on condition that the
- *   reservation still ends by the request's deadline;
- * - idle bucket (`tat` in the past, or no item yet): `SET tat = now + units × interval`;
- * - neither (busy past the deadline): one read of `tat`, then the units that do fit.
- *
- * Concurrent writers never lose an update: each write is conditional on what it assumed.
+ * The state last written by this instance is kept, so a round usually costs one conditional write
+ * and no read: the read happens only after another writer moved the item.
  */
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { NumberValue, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { BudgetState, Release, Round, RoundAsk } from '../domain/fair-share';
+import { EMPTY_STATE, MIN_ROUND_GAP_MS, bookRound, releaseTurns, sanitize } from '../domain/fair-share';
 import type { Pace } from '../domain/send-pace';
-import { latestStartFor, unitsThatFit } from '../domain/send-pace';
 import { unlessConditionFails } from './conditions';
-import type { Reservation, SendBudget } from './ports';
+import type { SendBudget } from './ports';
 import { withStorageFaults } from './storage-errors';
 import { itemKey } from './table';
 
-/** Conditional writes lost to other writers before a reservation gives up (and reports nothing reserved). */
-const MAX_ROUNDS = 6;
-/** The item outlives any reservation; an idle account's item expires and is made anew. */
+/** Conditional writes lost to other writers before a round gives up (and waits a moment). */
+const MAX_TRIES = 6;
+/** The item outlives any booking; an idle account's item expires and is made anew. */
 const KEEP_SECONDS = 24 * 60 * 60;
 
+interface Seen {
+  readonly version: number;
+  readonly raw: unknown;
+}
+
 export class DynamoDbSendBudget implements SendBudget {
-  /** Which write to try first: whichever worked last on this instance. */
-  private lastTat = 0;
+  private seen: Seen | undefined;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {}
 
-  reserve(units: number, pace: Pace, now: number, lastSendAt: number): Promise<Reservation> {
-    return withStorageFaults(() => this.reserveUnits(units, pace, now, lastSendAt));
-  }
-
-  private async reserveUnits(units: number, pace: Pace, now: number, lastSendAt: number): Promise<Reservation> {
-    // Even an idle bucket cannot send more than this by the deadline.
-    let want = Math.min(units, unitsThatFit(now, now, lastSendAt, pace));
-    let tat = this.lastTat;
-    for (let round = 0; round < MAX_ROUNDS && want > 0; round++) {
-      const ways = tat > now ? [this.advance, this.restart] : [this.restart, this.advance];
-      for (const way of ways) {
-        const start = await way.call(this, want, pace, now, lastSendAt);
-        if (start !== undefined) {
-          this.lastTat = start + want * pace.intervalMs;
-          return { start, units: want };
-        }
+  book(ask: RoundAsk): Promise<Round> {
+    return withStorageFaults(async () => {
+      for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
+        const seen = this.seen ?? (await this.read());
+        const round = bookRound(sanitize(seen.raw, ask.now, ask.pace), ask);
+        if (await this.write(seen, round.state, ask.now)) return round;
       }
-      tat = (await this.read()) ?? now;
-      want = Math.min(want, unitsThatFit(tat, now, lastSendAt, pace));
-    }
-    return { start: Math.max(tat, now), units: 0 };
-  }
-
-  /** Busy bucket: reserves after the recipients already booked, if they all still fit. */
-  private async advance(units: number, pace: Pace, now: number, lastSendAt: number): Promise<number | undefined> {
-    const span = units * pace.intervalMs;
-    let updated: number | undefined;
-    const made = await unlessConditionFails(async () => {
-      const { Attributes } = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: itemKey.sendBudget(),
-          UpdateExpression: 'SET tat = tat + :span, expiresAt = :expires',
-          ConditionExpression: 'tat >= :now AND tat <= :latest',
-          ExpressionAttributeValues: {
-            ':span': span,
-            ':now': now,
-            ':latest': latestStartFor(units, lastSendAt, pace),
-            ':expires': Math.ceil(now / 1_000) + KEEP_SECONDS,
-          },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      );
-      updated = Number(Attributes?.tat);
+      // Lost every race: others are booking right now; this request books again in a moment.
+      return { state: EMPTY_STATE, turns: [], stop: 'wait', at: ask.now + MIN_ROUND_GAP_MS * (1 + Math.random()), holding: undefined };
     });
-    return made && updated !== undefined && Number.isFinite(updated) ? updated - span : undefined;
   }
 
-  /** Idle bucket: nothing booked from now on, so the reservation starts now. */
-  private async restart(units: number, pace: Pace, now: number): Promise<number | undefined> {
+  release(release: Release, pace: Pace | undefined, now: number): Promise<void> {
+    return withStorageFaults(async () => {
+      for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
+        const seen = this.seen ?? (await this.read());
+        const state = releaseTurns(sanitize(seen.raw, now, pace), release, pace, now);
+        if (await this.write(seen, state, now)) return;
+      }
+    });
+  }
+
+  private async read(): Promise<Seen> {
+    // Read raw: the document client refuses numbers beyond 2^53 (a corrupt `tat: 1e30`) with an
+    // error, which would turn every send into a 503 until someone deleted the item by hand.
+    const { Item } = await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: marshall(itemKey.sendBudget()), ConsistentRead: true }));
+    const raw = plainNumbers(Item ? unmarshall(Item, { wrapNumbers: true }) : {}) as { v?: unknown };
+    const version = Number(raw.v);
+    return { version: Number.isSafeInteger(version) ? version : 0, raw };
+  }
+
+  /** Writes `state` if the item is still at the version seen; false (and forgets it) if not. */
+  private async write(seen: Seen, state: BudgetState, now: number): Promise<boolean> {
+    const version = seen.version + 1;
     const made = await unlessConditionFails(() =>
       this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: itemKey.sendBudget(),
-          UpdateExpression: 'SET tat = :tat, expiresAt = :expires',
-          ConditionExpression: 'attribute_not_exists(tat) OR tat < :now',
-          ExpressionAttributeValues: { ':tat': now + units * pace.intervalMs, ':now': now, ':expires': Math.ceil(now / 1_000) + KEEP_SECONDS },
+          UpdateExpression: 'SET tat = :tat, orgs = :orgs, v = :next, expiresAt = :expires',
+          // An item from before versions (or a corrupt one) counts as version 0.
+          ConditionExpression: seen.version === 0 ? 'attribute_not_exists(v) OR v = :seen OR NOT attribute_type(v, :number)' : 'v = :seen',
+          ExpressionAttributeValues: {
+            ':tat': state.tat,
+            ':orgs': compact(state),
+            ':next': version,
+            ':seen': seen.version,
+            ':expires': Math.ceil(now / 1_000) + KEEP_SECONDS,
+            ...(seen.version === 0 && { ':number': 'N' }),
+          },
         }),
       ),
     );
-    return made ? now : undefined;
+    this.seen = made ? { version, raw: { tat: state.tat, orgs: compact(state) } } : undefined;
+    return made;
   }
+}
 
-  private async read(): Promise<number | undefined> {
-    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: itemKey.sendBudget(), ConsistentRead: true }));
-    const tat = Number(Item?.tat);
-    return Number.isFinite(tat) ? tat : undefined;
-  }
+/** Holdings as [from, to, units] triples: the item is read and written on every round, so it stays small. */
+function compact(state: BudgetState): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(state.orgs).map(([id, { held, ...rest }]) => [id, { ...rest, held: held.map((h) => [h.from, h.to, h.units]) }]),
+  );
+}
+
+/** Numbers as JavaScript numbers, however large (sanitize decides what is too large). */
+function plainNumbers(value: unknown): unknown {
+  if (value instanceof NumberValue) return Number(value.value);
+  if (Array.isArray(value)) return value.map(plainNumbers);
+  if (value instanceof Set) return value;
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainNumbers(v)]));
+  return value;
 }

@@ -2,6 +2,8 @@
  * What the send logic needs from storage, and nothing more. DynamoDB implements it
  * (`DynamoDbAccessStore`); a cache decorates it (`CachedAccessStore`).
  */
+import type { Release, Round, RoundAsk } from '../domain/fair-share';
+import type { OrganizationLimits } from '../domain/org-limits';
 import type { Pace } from '../domain/send-pace';
 
 /** The user a key hash belongs to. */
@@ -20,6 +22,8 @@ export interface OrganizationAccess {
    * nothing more). See dynamodb-suppression-store.ts for why it is an upper bound.
    */
   readonly suppressions: number;
+  /** What the operator set for it (rate, daily quota, weight); absent means none set. */
+  readonly limits?: OrganizationLimits;
 }
 
 export interface AccessLookup {
@@ -75,21 +79,28 @@ export interface IdempotencyStore {
   complete(scope: string, claimId: string, response: StoredResponse): Promise<void>;
 }
 
-/** Recipients reserved from the account's send rate (see domain/send-pace.ts). */
-export interface Reservation {
-  /** The TAT the reservation starts from; with no units, the bucket's TAT (when it has room: `nextFreeAt`). */
-  readonly start: number;
-  /** How many of the units asked for were reserved (those that can all be sent by the time given). */
-  readonly units: number;
-}
-
-/** The account's send-rate budget, shared by every request on every function instance. */
+/** The account's send-rate budget, shared by every request on every function instance (domain/fair-share.ts). */
 export interface SendBudget {
-  /** Reserves up to `units` recipients, keeping only those that can be sent by `lastSendAt` (epoch ms). */
-  reserve(units: number, pace: Pace, now: number, lastSendAt: number): Promise<Reservation>;
+  /** Books one round of turns for a request's messages still without one. */
+  book(ask: RoundAsk): Promise<Round>;
+  /** Gives back turns a round booked that ended unused. */
+  release(release: Release, pace: Pace | undefined, now: number): Promise<void>;
 }
 
 /** Which of these addresses an Organization has suppressed (CONTRACT section 10), lower-case. */
 export interface SuppressionList {
   suppressed(organizationId: string, addresses: readonly string[]): Promise<ReadonlySet<string>>;
+}
+
+/** Recipients an Organization sent (or has on their way) per UTC day, against its daily quota. */
+export interface DailyUsage {
+  /**
+   * Takes as many of `units` (messages' recipients, in request order) as fit under `limit` on
+   * `day`, all or nothing per message: the number of messages taken and the day's use after.
+   */
+  take(organizationId: string, day: string, units: readonly number[], limit: number): Promise<{ readonly taken: number; readonly used: number }>;
+  /** Gives back units taken for messages that were not sent; the day's use after. */
+  giveBack(organizationId: string, day: string, units: number): Promise<number>;
+  /** The day's use so far. */
+  used(organizationId: string, day: string): Promise<number>;
 }

@@ -7,8 +7,9 @@
  * | API key             | KEY#<sha256 of key>  | KEY     | userId, createdAt                               |
  * | user                | USER#<userId>        | USER    | email, keyHash?, keyLastFour?, keyCreatedAt?    |
  * | user e-mail (unique)| EMAIL#<lower email>  | EMAIL   | userId                                          |
- * | Organization        | ORG#<orgId>          | ORG     | name, members (string set), senders (string set)|
- * | send-rate budget    | BUDGET#ses-send-rate | BUDGET  | tat (epoch ms), expiresAt                       |
+ * | Organization        | ORG#<orgId>          | ORG     | name, members (string set), senders (string set), limits? |
+ * | send-rate budget    | BUDGET#ses-send-rate | BUDGET  | tat (epoch ms), orgs (fair share), v, expiresAt |
+ * | daily usage         | BUDGET#day#<orgId>   | <day>   | used (recipients that UTC day), expiresAt       |
  * | message status      | MSG#<SES message id> | MSG     | organizationId, expiresAt, r:<address> (state)  |
  * | suppressed address  | SUPP#<orgId>         | address | reason, at, messageId                           |
  * | webhook             | HOOK#<orgId>         | HOOK    | url, secret (sealed), createdAt                 |
@@ -32,6 +33,8 @@ const D = DELIVERY_PARTITIONS;
 
 /** The Organization item's count of suppressed addresses (an upper bound: see dynamodb-suppression-store.ts). */
 export const SUPPRESSION_COUNT_ATTRIBUTE = 'suppressions';
+/** The Organization item's operator-set limits (domain/org-limits.ts). */
+export const LIMITS_ATTRIBUTE = 'limits';
 
 export const itemKey = {
   apiKey: (keyHash: string) => ({ pk: `${P.apiKey}${keyHash}`, sk: 'KEY' }),
@@ -39,6 +42,8 @@ export const itemKey = {
   email: (email: string) => ({ pk: `${P.email}${email.toLowerCase()}`, sk: 'EMAIL' }),
   organization: (organizationId: string) => ({ pk: `${P.organization}${organizationId.toLowerCase()}`, sk: 'ORG' }),
   sendBudget: () => ({ pk: `${P.sendBudget}ses-send-rate`, sk: 'BUDGET' }),
+  /** An Organization's use of its daily quota on one UTC day (in the budget's partitions: same IAM). */
+  dailyUsage: (organizationId: string, day: string) => ({ pk: `${P.sendBudget}day#${organizationId.toLowerCase()}`, sk: day }),
   /** An idempotency record's partition: the user and a hash of the client's key. */
   idempotencyScope: (userId: string, keyHash: string) => `${P.idempotency}${userId}#${keyHash}`,
   /** One message's recorded delivery states, by its SES message id. */

@@ -1,0 +1,311 @@
+/**
+ * Fair share of the account's send rate between Organizations (CONTRACT section 11, item 1).
+ *
+ * What it guarantees
+ * - SES is never sent more than the account's rate: every recipient still takes the next turn of
+ *   the one account schedule (GCRA, domain/send-pace.ts), in the order the turns were booked, so
+ *   the turns never overlap and never leave gaps while someone books.
+ * - No one books the account far ahead: a booking ends at most `HORIZON_MS` from now. A request
+ *   books in rounds, each one conditional write on the shared state, as its turns come near, so
+ *   a newcomer finds at most one horizon of other people's mail ahead of it.
+ * - Within the horizon, an Organization with mail waiting may hold at most its share of the turns:
+ *   the account's rate split by weight between the Organizations that have mail waiting, capped
+ *   by an Organization's own rate limit with what a cap leaves over going to the others
+ *   (weighted max-min fairness, "water-filling"). One Organization alone holds all of it.
+ * - Work-conserving: when the account has less than `NEAR_MS` booked ahead, its next turns would
+ *   go unused, so they go to whoever asks, whatever its share; the rate is never left idle while
+ *   mail waits just because a waiting Organization's next round has not come yet.
+ *
+ * Which known design it is: hierarchical rate limiting, the account's bucket over per-tenant
+ * quotas, with the per-tenant part kept as a count of held turns inside a sliding window (a
+ * "quota per horizon", as in deficit round robin's quantum per round) rather than a second bucket,
+ * because a second GCRA booked out of time order would let the combined rate overshoot. It is
+ * the Amazon Builders' Library's "fairness in multi-tenant systems" advice made concrete: each
+ * tenant gets its share when it contends, and all of the rest when it does not.
+ *
+ * What it costs: the state is one item (the account's TAT plus one small entry per Organization
+ * with turns still ahead or mail waiting), written once per round. A request makes one round per
+ * half horizon it spends sending, so about `1 + seconds sending` writes, not one per message, and
+ * a request that fits in one horizon makes one. Expired messages book nothing.
+ *
+ * The arithmetic is pure, here; the store (store/dynamodb-send-budget.ts) only reads the state,
+ * runs `bookRound` and writes the result back on condition that nobody wrote in between.
+ */
+import type { Pace } from './send-pace';
+import { paceFor, unitSendTime } from './send-pace';
+
+/** How far ahead of now a booking may reach. */
+export const HORIZON_MS = 2_000;
+/** When the account has less than this booked ahead, its next turns go to whoever asks (they would otherwise go unused). */
+export const NEAR_MS = 250;
+/** Rounds of one request are at least this far apart (writes on the shared item stay few). */
+export const MIN_ROUND_GAP_MS = 200;
+/** Entries kept for Organizations that neither hold turns nor wait: none. The item stays small. */
+const MAX_ENTRIES = 1_000;
+
+/** Turns booked in one round: `units` recipients spread over [from, to]. */
+export interface Holding {
+  readonly from: number;
+  readonly to: number;
+  readonly units: number;
+}
+
+/** One Organization's part of the shared state. */
+export interface OrgEntry {
+  readonly weight: number;
+  /** Its own rate limit (recipients per second), if the operator set one. */
+  readonly cap?: number;
+  /** Until when it counts as having mail waiting (its share is kept for it). */
+  readonly activeUntil: number;
+  /** Its turns still ahead. */
+  readonly held: readonly Holding[];
+  /** Its own TAT, used only when the account's rate is unknown and its cap alone paces it. */
+  readonly tat?: number;
+}
+
+export interface BudgetState {
+  /** The account's theoretical arrival time (epoch ms) of the next recipient; 0 when idle. */
+  readonly tat: number;
+  readonly orgs: Readonly<Record<string, OrgEntry>>;
+}
+
+export const EMPTY_STATE: BudgetState = { tat: 0, orgs: {} };
+
+export interface MessageAsk {
+  /** Recipients, as SES counts them. */
+  readonly units: number;
+  readonly expiresAt?: number | undefined;
+}
+
+export interface RoundAsk {
+  readonly organizationId: string;
+  readonly weight: number;
+  readonly cap?: number | undefined;
+  /** The account's pace; undefined when the account's rate is unknown (then only `cap` paces). */
+  readonly pace: Pace | undefined;
+  /** The request's messages still without a turn, in request order. */
+  readonly messages: readonly MessageAsk[];
+  readonly now: number;
+  /** No turn may come later than this (the request's deadline less the time a call takes). */
+  readonly lastSendAt: number;
+}
+
+/** A message's turn (epoch ms), or `expired`: its expiry comes before its turn, so it books nothing. */
+export type Turn = number | 'expired';
+
+export interface Round {
+  readonly state: BudgetState;
+  /** Turns of the first `turns.length` messages asked. */
+  readonly turns: readonly Turn[];
+  /**
+   * `done`: every message has a turn. `wait`: book again at `at`. `deadline`: the rest cannot go
+   * before `lastSendAt`; `at` is when the budget has room again.
+   */
+  readonly stop: 'done' | 'wait' | 'deadline';
+  readonly at: number;
+  /** What this round booked, if anything (to give back what ends unused). */
+  readonly holding: Holding | undefined;
+}
+
+const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+
+/**
+ * The state as read, made safe: anything not a number, or further ahead than a booking can ever
+ * reach (an instance whose clock runs ahead, a hand edit), counts as idle rather than as a reason
+ * to refuse every request until it passes.
+ */
+export function sanitize(raw: unknown, now: number, pace: Pace | undefined): BudgetState {
+  const input = (raw ?? {}) as { tat?: unknown; orgs?: unknown };
+  // The furthest a booking can reach: the horizon, the burst allowance and one 50-recipient
+  // message at the slowest rate the service accepts (0.1/s), plus a minute of clock skew.
+  const limit = now + HORIZON_MS + 60_000 + (pace ? pace.toleranceMs + 50 * pace.intervalMs : 500_000);
+  const tat = finite(input.tat) && input.tat <= limit ? input.tat : 0;
+  const orgs: Record<string, OrgEntry> = {};
+  const entries = input.orgs && typeof input.orgs === 'object' ? Object.entries(input.orgs as Record<string, unknown>) : [];
+  for (const [id, value] of entries) {
+    const entry = readEntry(value, now, limit);
+    if (entry) orgs[id] = entry;
+  }
+  return { tat, orgs: newest(orgs) };
+}
+
+function readEntry(value: unknown, now: number, limit: number): OrgEntry | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const raw = value as Record<string, unknown>;
+  const held = (Array.isArray(raw.held) ? raw.held : [])
+    .map((h) => (Array.isArray(h) ? { from: h[0], to: h[1], units: h[2] } : h) as Record<string, unknown>)
+    .filter((h): h is Holding & Record<string, unknown> => !!h && finite(h.from) && finite(h.to) && finite(h.units) && h.units > 0 && h.to >= h.from)
+    .filter((h) => h.to >= now && h.to <= limit)
+    .map(({ from, to, units }) => ({ from, to, units }));
+  const activeUntil = finite(raw.activeUntil) && raw.activeUntil <= limit ? raw.activeUntil : 0;
+  if (held.length === 0 && activeUntil < now) return undefined;
+  const weight = finite(raw.weight) && raw.weight > 0 ? raw.weight : 1;
+  const cap = finite(raw.cap) && raw.cap > 0 ? raw.cap : undefined;
+  const tat = finite(raw.tat) && raw.tat <= limit ? raw.tat : undefined;
+  return { weight, activeUntil, held, ...(cap !== undefined && { cap }), ...(tat !== undefined && { tat }) };
+}
+
+/** Keeps the item bounded: the entries waiting longest are the ones kept. */
+function newest(orgs: Record<string, OrgEntry>): Record<string, OrgEntry> {
+  const ids = Object.keys(orgs);
+  if (ids.length <= MAX_ENTRIES) return orgs;
+  const kept = ids.sort((a, b) => orgs[b]!.activeUntil - orgs[a]!.activeUntil).slice(0, MAX_ENTRIES);
+  return Object.fromEntries(kept.map((id) => [id, orgs[id]!]));
+}
+
+/**
+ * Each contending Organization's rate: the account's `rate` split by weight, no one above its own
+ * cap, and what the caps leave over split again between the others (water-filling).
+ */
+export function fairRates(contenders: Readonly<Record<string, { weight: number; cap?: number | undefined }>>, rate: number): Map<string, number> {
+  const rates = new Map<string, number>();
+  let open = Object.keys(contenders);
+  let left = rate;
+  for (;;) {
+    const weights = open.reduce((sum, id) => sum + contenders[id]!.weight, 0);
+    if (open.length === 0 || weights <= 0) break;
+    const capped = open.filter((id) => {
+      const cap = contenders[id]!.cap;
+      return cap !== undefined && cap < (left * contenders[id]!.weight) / weights;
+    });
+    if (capped.length === 0) {
+      for (const id of open) rates.set(id, (left * contenders[id]!.weight) / weights);
+      break;
+    }
+    for (const id of capped) {
+      const cap = contenders[id]!.cap!;
+      rates.set(id, cap);
+      left -= cap;
+    }
+    open = open.filter((id) => !capped.includes(id));
+  }
+  return rates;
+}
+
+/** Units of these holdings still ahead of `now` (each holding's units spread evenly over its span). */
+export function heldAhead(held: readonly Holding[], now: number): number {
+  return held.reduce((sum, { from, to, units }) => {
+    if (to < now) return sum;
+    if (from >= now || to === from) return sum + units;
+    return sum + Math.ceil((units * (to - now)) / (to - from));
+  }, 0);
+}
+
+/**
+ * One round of booking for one request: as many of its messages as fit in the horizon and in its
+ * Organization's share, in request order.
+ */
+export function bookRound(state: BudgetState, ask: RoundAsk): Round {
+  const { now, organizationId: id } = ask;
+  if (!ask.pace && ask.cap === undefined) return { state, turns: ask.messages.map(() => now), stop: 'done', at: now, holding: undefined };
+  const mine = state.orgs[id];
+  const contenders = Object.fromEntries(Object.entries(state.orgs).filter(([other, entry]) => other !== id && entry.activeUntil >= now));
+  contenders[id] = { weight: ask.weight, activeUntil: now, held: [], ...(ask.cap !== undefined && { cap: ask.cap }) };
+
+  // The schedule turns come from: the account's, or (rate unknown) the Organization's own cap.
+  const accountPace = ask.pace;
+  const pace = accountPace ?? paceFor(ask.cap!);
+  let tat = accountPace ? state.tat : (mine?.tat ?? 0);
+  const rate = accountPace ? 1_000 / accountPace.intervalMs : (ask.cap ?? 0);
+  const myRate = accountPace ? (fairRates(contenders, rate).get(id) ?? rate) : rate;
+  const share = Math.max(1, Math.round((myRate * HORIZON_MS) / 1_000));
+  const heldBefore = heldAhead(mine?.held ?? [], now);
+  let allowance = share - heldBefore;
+
+  const turns: Turn[] = [];
+  let stop: Round['stop'] = 'done';
+  let at = now;
+  let first: number | undefined;
+  let last: number | undefined;
+  let booked = 0;
+  for (const message of ask.messages) {
+    const start = Math.max(tat, now);
+    const firstAt = unitSendTime(start, 0, pace, now);
+    const turn = unitSendTime(start, message.units - 1, pace, now);
+    if (turn > ask.lastSendAt) {
+      stop = 'deadline';
+      at = Math.max(now, firstAt);
+      break;
+    }
+    if (message.expiresAt !== undefined && message.expiresAt <= turn) {
+      turns.push('expired');
+      continue;
+    }
+    const beyondHorizon = booked > 0 ? turn > now + HORIZON_MS : firstAt > now + HORIZON_MS;
+    if (beyondHorizon) {
+      stop = 'wait';
+      at = Math.max(now + MIN_ROUND_GAP_MS, firstAt - HORIZON_MS / 2);
+      break;
+    }
+    // Over its share: only turns about to go unused, or a message bigger than the whole share
+    // when the Organization holds nothing ahead (it could never go otherwise).
+    const overShare = message.units > allowance;
+    const unusedOtherwise = start <= now + NEAR_MS;
+    const tooBigForAnyShare = booked === 0 && heldBefore === 0 && message.units > share;
+    if (overShare && !unusedOtherwise && !tooBigForAnyShare) {
+      stop = 'wait';
+      // Room comes back as the turns it holds are spent, one every 1/myRate seconds: come back
+      // when half its share is free again, so that a round books a useful number of turns.
+      const needed = message.units - Math.max(0, allowance) + share / 2;
+      at = now + Math.max(MIN_ROUND_GAP_MS, (needed * 1_000) / Math.max(myRate, 1e-9));
+      break;
+    }
+    tat = start + message.units * pace.intervalMs;
+    allowance -= message.units;
+    booked += message.units;
+    first ??= firstAt;
+    last = turn;
+    turns.push(turn);
+  }
+
+  const waiting = stop !== 'done';
+  const held = [...(mine?.held ?? []).filter((h) => h.to >= now), ...(booked > 0 ? [{ from: first!, to: last!, units: booked }] : [])];
+  const entry: OrgEntry = {
+    weight: ask.weight,
+    ...(ask.cap !== undefined && { cap: ask.cap }),
+    // Still waiting: its share is kept for it until its next round. Done: until its last turn.
+    activeUntil: Math.max(mine?.activeUntil ?? 0, waiting && stop === 'wait' ? now + HORIZON_MS : (last ?? 0)),
+    held,
+    ...(!accountPace && { tat }),
+  };
+  return {
+    state: { tat: accountPace ? tat : state.tat, orgs: { ...state.orgs, [id]: entry } },
+    turns,
+    stop,
+    at,
+    holding: booked > 0 ? { from: first!, to: last!, units: booked } : undefined,
+  };
+}
+
+/** Turns of one round that ended unused. */
+export interface Release {
+  readonly organizationId: string;
+  /** The round's holding, as booked. */
+  readonly holding: Holding;
+  /** How many of its units were not used. */
+  readonly unused: number;
+  /** The account's TAT just after the round: if it is still that, nobody booked after it. */
+  readonly tatAfter: number;
+}
+
+/**
+ * Gives back turns booked but not used (their messages ended without being sent): the
+ * Organization's share is freed at once, and the account's schedule too when nobody booked
+ * after them (otherwise those turns were only ever at most one horizon ahead, and pass).
+ */
+export function releaseTurns(state: BudgetState, release: Release, pace: Pace | undefined, now: number): BudgetState {
+  const { organizationId, holding, unused, tatAfter } = release;
+  const mine = state.orgs[organizationId];
+  if (!mine || unused <= 0) return state;
+  let released = false;
+  const held = mine.held.flatMap((h) => {
+    if (released || h.from !== holding.from || h.to !== holding.to) return [h];
+    released = true;
+    const units = h.units - Math.min(unused, h.units);
+    return units > 0 ? [{ ...h, units }] : [];
+  });
+  if (!released) return state;
+  const span = pace ? unused * pace.intervalMs : 0;
+  const tat = pace !== undefined && state.tat === tatAfter ? Math.max(now, state.tat - span) : state.tat;
+  return { tat, orgs: { ...state.orgs, [organizationId]: { ...mine, held } } };
+}
