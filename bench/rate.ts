@@ -1,5 +1,5 @@
 /**
- * The rate-limited scenarios of `npm run bench` (README, Performance; issue 11): SES enforcing a
+ * The rate-limited scenarios of `npm run bench` (docs/performance.md; issue 11): SES enforcing a
  * maximum send rate (the local rate gate) 20 ms behind a latency proxy, the service learning the
  * rate from GetAccount, and local stacks as function instances sharing one table. For each
  * scenario: messages sent / asked, elapsed time / ideal time (ideal = (N − burst) / rate, burst

@@ -1,4 +1,4 @@
-/** The benchmark's table (Markdown, so it can go into the README as printed) and its targets. */
+/** The benchmark's table (Markdown, so it can go into docs/performance.md as printed) and its targets. */
 import type { ColdStartResult } from './cold-start';
 import { kib } from './cold-start';
 import type { measureBatch, measureLoad, measureRoundTrips, measureSingle, measureSweep } from './phases';
@@ -42,7 +42,7 @@ export function checkTargets(r: BenchResults): Target[] {
     target('coldInit', 'cold init <= 1.3x the SES-only bundle', cold.asDeployed, '<=', 1.3),
     // Every sample must hit the mark: the worst one is reported, the best one checked too.
     // Two since the key is checked before the body is read: the key, then the Organization of a
-    // known key (README, "Order of checks"); one would need the Organization id before parsing.
+    // known key (docs/decisions.md, "Order of checks"); one would need the Organization id before parsing.
     target('dynamodbMiss', 'DynamoDB round trips on an auth-cache miss == 2 (key, then Organization)', miss.max, '==', 2, miss.min === 2),
     target('dynamodbHit', 'DynamoDB round trips on an auth-cache hit == 0', hit.max, '==', 0),
     // A message reported Sent must have reached the emulator, too.

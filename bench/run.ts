@@ -2,7 +2,7 @@
  * `npm run bench`: how much the service adds on top of Amazon SES, measured against baselines
  * taken in the same run (these machines are shared and noisy, so only ratios are compared).
  * Everything runs on 127.0.0.1: the emulators and the local stack in child processes, the
- * measuring clients here. See `npm run bench -- --help`, and the README's "Performance".
+ * measuring clients here. See `npm run bench -- --help`, and docs/performance.md.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg } from 'node:os';

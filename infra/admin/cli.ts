@@ -5,7 +5,8 @@
  *
  * Every command prints one human line, or with `--json` exactly one JSON object, on stdout.
  * Errors go to stderr (as `{"error": {...}}` with `--json`, except usage errors, which are
- * always commander's text) and end with a distinct exit code, see `EXIT_CODES`.
+ * always commander's text) and end with a distinct exit code, see `EXIT_CODES` (command-frame.ts,
+ * with the types the command files share; they import that, never this file).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -19,21 +20,11 @@ import {
 import type { SenderIdentity } from './admin-store';
 import type { Credentials } from '../../functions/shared/runtime/clients';
 import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
+import { EXIT_CODES } from './command-frame';
+import type { Action, Leaf, Target } from './command-frame';
 import { addLifecycleCommands } from './lifecycle-commands';
 import { UserPoolError, addUserCommands } from './user-commands';
 import { LOOPBACK, LocalSettingError, endpointFrom, isLoopback, localTableName, portFrom, regionFrom, placeholderCredentials } from '../local/settings';
-
-export const EXIT_CODES = {
-  ok: 0,
-  /** Bad usage (unknown command, missing option) or an invalid value (UUID, address, domain). */
-  invalid: 1,
-  /** The user, Organization, membership, sender identity or key does not exist. */
-  notFound: 3,
-  /** A duplicate: the user already has a key, the id or email is taken, or a concurrent change won. */
-  conflict: 4,
-  /** DynamoDB (or the Cognito user pool) cannot be reached or used: stack not running, no table, no credentials or permission. */
-  unavailable: 5,
-} as const;
 
 interface Output {
   write(text: string): unknown;
@@ -49,14 +40,6 @@ interface CommonOptions {
   readonly json?: boolean;
   readonly table?: string;
   readonly region?: string;
-}
-
-/** Which table, where: the local stack's unless `--table` names a deployed one. */
-export interface Target {
-  readonly tableName: string;
-  readonly region: string | undefined;
-  readonly endpoint: string | undefined;
-  readonly local: boolean;
 }
 
 export function resolveTarget(options: CommonOptions, env: AdminIo['env']): Target {
@@ -138,9 +121,6 @@ function identityOf(options: { domain?: string; address?: string }): SenderIdent
   if (options.address !== undefined) return { address: options.address };
   throw new AdminError(EXIT_CODES.invalid, 'invalid_argument', 'one of --domain D or --address A is required');
 }
-
-export type Action = (store: DynamoDbAdminStore, options: Record<string, string>, target: Target) => Promise<{ human: string; json: Record<string, unknown> }>;
-export type Leaf = (parent: Command, name: string, description: string, action: Action) => Command;
 
 export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {}): Promise<number> {
   const stdout = io.stdout ?? process.stdout;

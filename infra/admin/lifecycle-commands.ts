@@ -1,8 +1,9 @@
 /**
  * The admin commands of the delivery lifecycle (CONTRACT section 10): an Organization's
  * suppression list (`suppression list`, `suppression remove`) and its webhook (`webhook set`,
- * which prints the signing secret once, and `webhook remove`). Apart from cli.ts, which holds the
- * command line's frame (targets, output, exit codes).
+ * which prints the signing secret once, and `webhook remove`). Apart from cli.ts, which runs the
+ * command line (output, errors); what both share (targets, the action and leaf types, exit codes)
+ * is in command-frame.ts.
  */
 import { KMSClient } from '@aws-sdk/client-kms';
 import type { Command } from 'commander';
@@ -10,7 +11,7 @@ import { InvalidArgumentError } from '../../functions/shared/store/records';
 import type { SecretSealer } from '../../functions/shared/webhooks/sealing';
 import { KmsSealer } from '../../functions/shared/webhooks/sealing';
 import { localSealer } from '../local/sealing-key';
-import type { Leaf, Target } from './cli';
+import type { Leaf, Target } from './command-frame';
 
 /** Locally the local stack's key seals; a deployed table's secrets need the stack's KMS key (output WebhookKeyArn). */
 function sealerFor(target: Target, kmsKey: string | undefined, env: Readonly<Record<string, string | undefined>>): SecretSealer {

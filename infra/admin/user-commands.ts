@@ -2,14 +2,15 @@
  * `user create` and `user invite`: a service user (its user and e-mail items), and, when the
  * stack made a Cognito user pool for the settings page (output UserPoolId), the same person in
  * that pool with a verified e-mail address, invited by e-mail with a temporary password. Apart
- * from cli.ts, which holds the command line's frame (targets, output, exit codes).
+ * from cli.ts, which runs the command line (output, errors); what both share (targets, the
+ * action and leaf types, exit codes) is in command-frame.ts.
  *
  * Locally there is no pool: the local OpenID provider signs in any user this command created.
  */
 import { AdminCreateUserCommand, CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from '../../functions/shared/store/records';
-import type { Leaf } from './cli';
+import type { Leaf } from './command-frame';
 
 /** The user pool did not take an invitation; the message says what to do. */
 export class UserPoolError extends Error {

@@ -79,7 +79,7 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-/** `npm start`'s options from its environment (see the README for each variable). */
+/** `npm start`'s options from its environment (see docs/local.md for each variable). */
 export function optionsFromEnv(env: Readonly<Record<string, string | undefined>>): LocalStackOptions {
   const data = env.LOCAL_DATA?.trim();
   if (data && data !== 'memory' && data !== 'disk') throw new LocalStackError(`LOCAL_DATA must be "memory" or "disk", got "${data}"`);

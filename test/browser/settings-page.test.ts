@@ -4,7 +4,7 @@
  * generates a key, copies it, sends with it, reloads (masked only), rotates, copies an
  * Organization id, revokes and signs out, by mouse and keyboard, with no console error on the way.
  *
- * `UPDATE_SCREENSHOTS=1` also writes the README's screenshot (docs/settings-page.png).
+ * `UPDATE_SCREENSHOTS=1` also writes the screenshot the README and docs/settings-page.md show (docs/settings-page.png).
  */
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

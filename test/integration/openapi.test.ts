@@ -50,7 +50,7 @@ function allResponses(): { where: string; status: number; response: Json }[] {
   }
   // The answers no operation refers to: unknown paths, and other methods on the local pages.
   found.push({ where: 'components.responses.NotFound', status: 404, response: resolveRef(doc.components.responses.NotFound) });
-  found.push({ where: 'components.responses.PageMethodNotAllowed', status: 405, response: resolveRef(doc.components.responses.PageMethodNotAllowed) });
+  found.push({ where: 'x-local-page-method-not-allowed', status: 405, response: resolveRef(doc['x-local-page-method-not-allowed']) });
   return found;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The order of checks is stated twice, for two readers: the README's Decisions and the OpenAPI
+ * The order of checks is stated twice, for two readers: docs/decisions.md and the OpenAPI
  * document's description. This keeps the two one text; the contract suite checks the order itself.
  */
 import { readFileSync } from 'node:fs';
@@ -16,8 +16,8 @@ function orderIn(text: string): string[] {
 }
 
 describe('the order of checks', () => {
-  it('is the same list in the README and in openapi.json', () => {
-    const readme = orderIn(read('README.md'));
+  it('is the same list in docs/decisions.md and in openapi.json', () => {
+    const readme = orderIn(read('docs/decisions.md'));
     const openapi = orderIn((JSON.parse(read('openapi.json')) as { info: { description: string } }).info.description);
     expect(openapi).toEqual(readme);
     // 401 for a missing key before 413/415, and for an unknown key before any 400 about the body.

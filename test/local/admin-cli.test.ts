@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { EXIT_CODES } from '../../infra/admin/cli';
+import { EXIT_CODES } from '../../infra/admin/command-frame';
 import type { RunningService } from '../../infra/local/emulators';
 import { ensureTable, startDynamoDb } from '../../infra/local/emulators';
 import type { AdminResult } from './helpers';

@@ -9,7 +9,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AdminCreateUserCommand, CognitoIdentityProviderClient, InternalErrorException, UsernameExistsException } from '@aws-sdk/client-cognito-identity-provider';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { mockClient } from 'aws-sdk-client-mock';
-import { EXIT_CODES } from '../../infra/admin/cli';
+import { EXIT_CODES } from '../../infra/admin/command-frame';
 import type { RunningService } from '../../infra/local/emulators';
 import { ensureTable, startDynamoDb } from '../../infra/local/emulators';
 import { admin, adminJson } from './helpers';

@@ -3,6 +3,9 @@
  * spawn compiles TypeScript), so only what the in-process suites cannot show is here.
  */
 import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -161,6 +164,36 @@ describe('npm start (infra/local/start.ts as a process)', () => {
     expect(stdout).toMatch(/SIGINT: stopping…\nStopped\.\n$/);
     expect(stdout).not.toContain('again');
     await expectPortsFree(ports);
+  }, 60_000);
+
+  it("the README's quick start as written: npm install, npm start, and its curl, pasted beside a started stack, sends", async () => {
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const quickStart = readme.slice(readme.indexOf('## Run it locally'), readme.indexOf('\n## ', readme.indexOf('## Run it locally') + 1));
+    const blocks = [...quickStart.matchAll(/```sh\n([\s\S]*?)```/g)].map(([, body]) => body!);
+    expect(blocks).toHaveLength(2);
+    expect(blocks[0]!.split('\n').map((line) => line.replace(/\s+#.*$/, ''))).toEqual(['npm install', 'npm start', '']);
+    const curl = blocks[1]!.split('\n').filter((line) => line && !line.startsWith('#')).join('\n');
+    expect(curl).toMatch(/^curl .*http:\/\/127\.0\.0\.1:3000\/v1\.2\/email\/send/);
+
+    // The stack's data folder is `.local` in the directory the curl runs in, as in the repository;
+    // only the port differs, so that the test needs no fixed port.
+    const home = await mkdtemp(join(tmpdir(), 'readme-'));
+    try {
+      const { ports, env } = await stackPorts();
+      const stack = startProcess(TSX, ['infra/local/start.ts'], { ...env, LOCAL_DATA: 'disk', LOCAL_DATA_DIR: join(home, '.local') });
+      await waitUntil(stack, 'the banner', async () => stack.output().stdout.includes('Press Ctrl-C to stop.'));
+      const sesUrl = `http://127.0.0.1:${ports.SES_PORT}`;
+      await clearEmails(sesUrl);
+
+      const { stdout } = await run('sh', ['-c', curl.replace('http://127.0.0.1:3000/', `http://127.0.0.1:${ports.PORT}/`)], { cwd: home, timeout: 10_000 });
+      expect(JSON.parse(stdout)).toMatchObject({ Messages: [{ Index: 0, Status: 'Sent', MessageId: expect.stringMatching(/^ses-/) }] });
+      expect(await sentEmails(sesUrl)).toEqual([expect.objectContaining({ subject: 'Hello' })]);
+
+      stack.child.kill('SIGINT');
+      expect(await stack.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('exits non-zero with one line naming the taken port and its variable (through npx tsx)', async () => {

@@ -135,7 +135,8 @@ function describeErrors(errors: readonly ErrorObject[] | null | undefined, where
 /**
  * The documented response for a method, path and status: its JSON location and the object.
  * A path the document does not list gets the generic 404 response; a method a local page does
- * not list, the pages' 405 (`PageMethodNotAllowed`), as the document's description says.
+ * not list, the pages' 405 (`x-local-page-method-not-allowed`, kept outside `components` because no
+ * operation can refer to it), as the document's description says.
  */
 export function findResponse(method: string, path: string, status: number, localStack = false): { where: string; response: Json } | { problem: string } {
   const documented = documentedPath(path);
@@ -146,7 +147,7 @@ export function findResponse(method: string, path: string, status: number, local
   const operation: Json | undefined = (METHODS as readonly string[]).includes(verb) ? (pathItem?.[verb] ?? (verb === 'head' ? pathItem?.get : undefined)) : undefined;
   if (!operation) {
     if (pathItem?.['x-local-only'] === true) {
-      if (status === 405) return { where: 'components.responses.PageMethodNotAllowed', response: resolveRef(openApiDocument.components.responses.PageMethodNotAllowed) };
+      if (status === 405) return { where: 'x-local-page-method-not-allowed', response: resolveRef(openApiDocument['x-local-page-method-not-allowed']) };
       return { problem: `${method.toUpperCase()} ${path}: the page exists, so a method it does not serve is documented as 405 (got ${status})` };
     }
     if (status === 404) return { where: 'components.responses.NotFound', response: resolveRef(openApiDocument.components.responses.NotFound) };

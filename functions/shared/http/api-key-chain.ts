@@ -1,7 +1,7 @@
 /**
  * The middy chain of every endpoint called with an API key (send, status), written once so they
  * cannot drift apart: logging and metrics, header normalisation, problem documents, then the
- * order of checks (README, "Order of checks"): path and method, a well-formed key, the body's
+ * order of checks (docs/decisions.md, "Order of checks"): path and method, a well-formed key, the body's
  * size and media type, the key itself, then the body. Each endpoint adds its handler.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';

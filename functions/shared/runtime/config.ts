@@ -52,7 +52,7 @@ export const DEFAULTS = {
   region: 'us-east-1',
   maxMessages: 100,
   maxBodyBytes: 5 * 1024 * 1024,
-  // Measured with `npm run bench` (README, Performance): 100 messages at 50 ms SES latency take
+  // Measured with `npm run bench` (docs/performance.md): 100 messages at 50 ms SES latency take
   // ~400 ms at 16, ~250 ms at 32 and ~200 ms at 48 or 64, where the SDK's own CPU per call, not
   // SES, sets the pace. Lambda's fraction of a vCPU gets there sooner; beyond 32, more in flight
   // mostly adds sockets and SES throttling pressure.
