@@ -23,6 +23,7 @@ import { networkErrorCode } from '../../functions/shared/runtime/network-errors'
 import { EXIT_CODES } from './command-frame';
 import type { Action, Leaf, Target } from './command-frame';
 import { addLifecycleCommands } from './lifecycle-commands';
+import { addOrgCommands } from './org-commands';
 import { UserPoolError, addUserCommands } from './user-commands';
 import { LOOPBACK, LocalSettingError, endpointFrom, isLoopback, localTableName, portFrom, regionFrom, placeholderCredentials } from '../local/settings';
 
@@ -185,6 +186,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
   })
     .requiredOption('--name <name>', 'display name')
     .option('--id <uuid>', 'use this id instead of a random UUID');
+  addOrgCommands(org, leaf);
 
   addUserCommands(program, leaf, env);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { decideOutcome } from '../../functions/send/outcome';
+import { decideOutcome, retryAfterSeconds } from '../../functions/send/outcome';
 import type { MessageResult } from '../../functions/send/sending';
 import { failed } from '../../functions/send/sending';
 
@@ -27,5 +27,17 @@ describe('decideOutcome', () => {
     expect(decideOutcome([failed(0, 'Throttled'), failed(1, 'MessageRejected')]).statusCode).toBe(502);
     expect(decideOutcome([failed(0, 'DeadlineExceeded')]).statusCode).toBe(502);
     expect(decideOutcome([failed(0, 'SesUnavailable')]).headers).toEqual({});
+  });
+
+  it('names the daily quota reset in Retry-After when a message was refused for it, on a 207 and a 429', () => {
+    expect(decideOutcome([sent(0), failed(1, 'QuotaExceeded')], undefined, 3_600.2).headers['Retry-After']).toBe('3601');
+    expect(decideOutcome([failed(0, 'QuotaExceeded')], undefined, 40_000)).toEqual({ statusCode: 429, headers: { 'Retry-After': '40000' } });
+  });
+
+  it('always says a whole number of seconds, at least 1 and at most a day, whatever the budget said', () => {
+    expect(decideOutcome([failed(0, 'Throttled')], 1e27).headers['Retry-After']).toBe('86400');
+    expect(decideOutcome([failed(0, 'Throttled')], Number.NaN).headers['Retry-After']).toBe('1');
+    expect(decideOutcome([failed(0, 'Throttled')], 0.2).headers['Retry-After']).toBe('1');
+    expect([retryAfterSeconds(-5), retryAfterSeconds(Number.POSITIVE_INFINITY), retryAfterSeconds(2.01)]).toEqual([1, 86_400, 3]);
   });
 });
