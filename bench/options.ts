@@ -68,7 +68,7 @@ export function helpText(): string {
     `  --out <file>            where the JSON goes (default ${DEFAULT_OUT}; env BENCH_OUT); a`,
     '                          timestamped copy is written beside it',
     '  --quick                 fewer runs and a shorter load test (a smoke run, under a minute)',
-    '  --rate-only             only the rate-limited scenarios (SES enforcing a send rate; about a minute)',
+    '  --rate-only             only the rate-limited and fairness scenarios (SES enforcing a send rate; about three minutes)',
     '  -h, --help              this text',
     '',
     'Exit status: 0 when the run completed, even with targets missed (it is a report); 1 on a',

@@ -32,7 +32,7 @@ export interface RateScenario {
   readonly retryAfterHonest?: boolean;
 }
 
-interface Rig {
+export interface Rig {
   readonly gate: RunningRateGate;
   readonly stacks: LocalStack[];
   close(): Promise<void>;
@@ -41,33 +41,33 @@ interface Rig {
 const LATENCY_MS = 20;
 const MESSAGES = 100;
 
-function body(organizationId: string, tag: string, count = MESSAGES) {
+export function body(organizationId: string, tag: string, count = MESSAGES, extra: Record<string, unknown> = {}) {
   return JSON.stringify({
     OrganizationId: organizationId,
-    Messages: Array.from({ length: count }, (_, i) => ({ From: 'bench@example.com', To: [`r${i}@example.org`], Subject: `${tag} ${i}`, TextContent: 'rate bench' })),
+    Messages: Array.from({ length: count }, (_, i) => ({ From: 'bench@example.com', To: [`r${i}@example.org`], Subject: `${tag} ${i}`, TextContent: 'rate bench', ...extra })),
   });
 }
 
-interface Answer {
+export interface Answer {
   readonly status: number;
   readonly retryAfter: number | undefined;
   readonly statuses: string[];
 }
 
-async function post(stack: LocalStack, apiKey: string, payload: string): Promise<Answer> {
+export async function post(stack: LocalStack, apiKey: string, payload: string): Promise<Answer> {
   const response = await fetch(stack.sendUrl, { method: 'POST', headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' }, body: payload });
   const parsed = (await response.json()) as { Messages?: { Status: string }[] };
   const retryAfter = response.headers.get('retry-after');
   return { status: response.status, retryAfter: retryAfter === null ? undefined : Number(retryAfter), statuses: (parsed.Messages ?? []).map((m) => m.Status) };
 }
 
-async function storedCount(sesUrl: string): Promise<number> {
+export async function storedCount(sesUrl: string): Promise<number> {
   const { emails } = (await (await fetch(`${sesUrl}/store`)).json()) as { emails: unknown[] };
   return emails.length;
 }
 
 /** dynalite, the emulator, a gate at `rate`, a latency proxy, and `instances` local stacks on them. */
-async function rig(rate: number, instances: number, functionTimeoutMs?: number): Promise<Rig> {
+export async function rig(rate: number, instances: number, functionTimeoutMs?: number): Promise<Rig> {
   const started: { close(): Promise<void> }[] = [];
   try {
     const dynamo: RunningService = await startDynamoDb();
@@ -196,7 +196,12 @@ export function renderRate(rows: readonly RateScenario[]): string {
     r.untried === 0 ? '0' : `${r.untried} (Retry-After ${r.retryAfterHonest ? 'honest' : 'NOT honest'})`,
     r.nothingLostOrDoubled ? 'yes' : 'NO',
   ]);
+  return markdownTable(header, lines);
+}
+
+/** A Markdown table, columns padded to their widest cell. */
+export function markdownTable(header: readonly string[], lines: readonly string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const row = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  const row = (cells: readonly string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   return [row(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...lines.map(row)].join('\n');
 }

@@ -24,6 +24,8 @@ import { checkTargets, renderSweep, renderTable, renderTargets } from './report'
 import type { StackInfo } from './stack-child';
 import type { RateScenario } from './rate';
 import { measureRate, rateTargetsMet, renderRate } from './rate';
+import type { FairnessScenario } from './fairness';
+import { fairnessTargetsMet, measureFairness, renderFairness } from './fairness';
 import { apiClient, directSes } from './traffic';
 
 const REGION = 'us-east-1';
@@ -42,13 +44,17 @@ function prepareEnvironment(): void {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 }
 
-/** The rate-limited scenarios, as a table and their targets. */
-function rateReport(rows: readonly RateScenario[]): string {
-  const targets = rateTargetsMet(rows);
+/** The rate-limited scenarios and the fairness ones, as tables and their targets. */
+function rateReport(rows: readonly RateScenario[], fairness: readonly FairnessScenario[]): string {
+  const targets = [...rateTargetsMet(rows), ...fairnessTargetsMet(fairness)];
   return [
     'Sending at the account rate (SES enforcing it, rate learnt from GetAccount):',
     '',
     renderRate(rows),
+    '',
+    'Sharing it between Organizations:',
+    '',
+    renderFairness(fairness),
     '',
     ...targets.map((t) => `${t.pass ? 'PASS' : 'MISS'}  ${t.description}: ${t.value}`),
   ].join('\n');
@@ -57,10 +63,12 @@ function rateReport(rows: readonly RateScenario[]): string {
 async function runRateOnly(options: BenchOptions): Promise<void> {
   prepareEnvironment();
   const rows = await measureRate(progress);
+  const fairness = await measureFairness(progress);
   const outFile = resolve(options.out);
   await mkdir(dirname(outFile), { recursive: true });
-  await writeFile(outFile, `${JSON.stringify({ schema: 'email-send-api/bench-rate/1', at: new Date().toISOString(), rate: rows, targets: rateTargetsMet(rows) }, null, 2)}\n`);
-  process.stdout.write(`\n${rateReport(rows)}\n\nFigures written to ${relative(process.cwd(), outFile)}\n`);
+  const targets = [...rateTargetsMet(rows), ...fairnessTargetsMet(fairness)];
+  await writeFile(outFile, `${JSON.stringify({ schema: 'email-send-api/bench-rate/2', at: new Date().toISOString(), rate: rows, fairness, targets }, null, 2)}\n`);
+  process.stdout.write(`\n${rateReport(rows, fairness)}\n\nFigures written to ${relative(process.cwd(), outFile)}\n`);
 }
 
 async function run(options: BenchOptions): Promise<void> {
@@ -148,6 +156,8 @@ async function run(options: BenchOptions): Promise<void> {
 
   progress('sending at the account rate: four scenarios with SES enforcing a send rate…');
   const rate = await measureRate(progress);
+  progress('sharing the account rate between Organizations: four scenarios…');
+  const fairness = await measureFairness(progress);
 
   // Last, with the emulators gone: fresh processes are the most sensitive to a busy machine.
   progress(`cold init: bundling and importing each bundle in ${options.coldRuns} fresh node processes…`);
@@ -163,7 +173,7 @@ async function run(options: BenchOptions): Promise<void> {
   });
   clearTimeout(watchdog);
 
-  const results: BenchResults & { rate: RateScenario[] } = { ...measured, coldStart, rate };
+  const results: BenchResults & { rate: RateScenario[]; fairness: FairnessScenario[] } = { ...measured, coldStart, rate, fairness };
   const targets = checkTargets(results);
   const finished = new Date();
   const environment = {
@@ -198,7 +208,7 @@ async function run(options: BenchOptions): Promise<void> {
   ];
   const sweepTable = renderSweep(results);
   if (sweepTable) out.push(`SEND_CONCURRENCY sweep (${options.batchSize} messages, median of ${results.sweep[0]?.api.n ?? 0}):`, '', sweepTable, '');
-  out.push(rateReport(rate), '');
+  out.push(rateReport(rate, fairness), '');
   out.push(renderTargets(targets), '', `Figures written to ${relative(process.cwd(), outFile)} (and ${relative(process.cwd(), stamped)})`);
   process.stdout.write(`${out.join('\n')}\n`);
 }

@@ -50,6 +50,8 @@ const RETRY_READ_MS = 10_000;
 const MIN_FACTOR = 0.1;
 /** … and the pace climbs back to the full rate over this long without throttling. */
 const RECOVERY_MS = 10_000;
+/** A request waiting for turns still books once this long before its last possible turn. */
+const LAST_CHANCE_MS = 300;
 /** The GetAccount call must not hold a request up for long. */
 const READ_TIMEOUT_MS = 2_000;
 
@@ -187,12 +189,13 @@ export class Booking {
     }
     this.turns.push(...round.turns);
     if (round.stop === 'done') this.over = true;
-    else if (round.stop === 'deadline' || round.at > this.lastSendAt) {
+    else if (round.stop === 'deadline' || now + LAST_CHANCE_MS >= this.lastSendAt) {
       this.over = true;
       this.retryAt = round.at;
     } else {
-      // A little jitter, so requests that wait for the same moment do not all write at once.
-      this.nextAt = round.at + Math.random() * 50;
+      // A little jitter, so requests that wait for the same moment do not all write at once;
+      // and a last round just before the deadline rather than none, since turns may free up.
+      this.nextAt = Math.min(round.at + Math.random() * 50, this.lastSendAt - LAST_CHANCE_MS);
     }
   }
 }

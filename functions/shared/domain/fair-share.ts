@@ -263,8 +263,10 @@ export function bookRound(state: BudgetState, ask: RoundAsk): Round {
   const entry: OrgEntry = {
     weight: ask.weight,
     ...(ask.cap !== undefined && { cap: ask.cap }),
-    // Still waiting: its share is kept for it until its next round. Done: until its last turn.
-    activeUntil: Math.max(mine?.activeUntil ?? 0, waiting && stop === 'wait' ? now + HORIZON_MS : (last ?? 0)),
+    // Still waiting: its share is kept for it until its next round. Done: until its last turn,
+    // and no longer, so the others have the whole rate back at once (another request of the
+    // same Organization that still waits claims its share again at its next round).
+    activeUntil: waiting && stop === 'wait' ? Math.max(mine?.activeUntil ?? 0, now + HORIZON_MS) : Math.max(now, last ?? 0),
     held,
     ...(!accountPace && { tat }),
   };

@@ -32,6 +32,7 @@ interface Seen {
 
 export class DynamoDbSendBudget implements SendBudget {
   private seen: Seen | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -39,6 +40,20 @@ export class DynamoDbSendBudget implements SendBudget {
   ) {}
 
   book(ask: RoundAsk): Promise<Round> {
+    return this.inTurn(() => this.bookRound(ask));
+  }
+
+  /**
+   * Rounds of this instance's requests run one at a time: they would only race each other for
+   * the same version of the item and lose writes. Instances still race, and conditions settle it.
+   */
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work, work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private bookRound(ask: RoundAsk): Promise<Round> {
     return withStorageFaults(async () => {
       for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
         const seen = this.seen ?? (await this.read());
@@ -51,13 +66,13 @@ export class DynamoDbSendBudget implements SendBudget {
   }
 
   release(release: Release, pace: Pace | undefined, now: number): Promise<void> {
-    return withStorageFaults(async () => {
+    return this.inTurn(() => withStorageFaults(async () => {
       for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
         const seen = this.seen ?? (await this.read());
         const state = releaseTurns(sanitize(seen.raw, now, pace), release, pace, now);
         if (await this.write(seen, state, now)) return;
       }
-    });
+    }));
   }
 
   private async read(): Promise<Seen> {
