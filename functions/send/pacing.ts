@@ -157,6 +157,10 @@ export class Booking {
   }
 
   private async book(): Promise<void> {
+    if (this.turns.length >= this.messages.length) {
+      this.over = true;
+      return;
+    }
     const wait = this.nextAt - this.options.now();
     if (wait > 0) await this.options.sleep(wait);
     const now = this.options.now();

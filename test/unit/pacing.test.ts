@@ -162,3 +162,33 @@ describe('Pacer', () => {
 function heldUnits(budget: MemoryBudget, now: number): number {
   return (budget.state.orgs.o1?.held ?? []).filter((h) => h.to >= now).reduce((sum, h) => sum + h.units, 0);
 }
+
+describe('Booking', () => {
+  it('touches nothing when there is nothing to book', async () => {
+    const { pacer: p, budget, clock } = pacer({ rates: [10] });
+    const booking = p.begin(org, [], clock.t + 1_000);
+    expect(await booking.turn(0)).toBe('none');
+    expect((budget as MemoryBudget).writes).toBe(0);
+  });
+
+  it('fails the request when the budget cannot be reached before anything was sent, and only the rest after', async () => {
+    const { pacer: p, clock } = pacer({ rates: [10], budget: new FailingBudget(0) });
+    await expect(p.begin(org, [{ units: 1 }], clock.t + 1_000).turn(0)).rejects.toThrow('table unavailable');
+    const later = pacer({ rates: [10], budget: new FailingBudget(1) });
+    const booking = later.pacer.begin(org, Array.from({ length: 40 }, () => ({ units: 1 })), later.clock.t + 60_000);
+    expect(typeof (await booking.turn(0))).toBe('number');
+    expect(await booking.turn(39)).toBe('storage');
+  });
+});
+
+/** A budget that books `rounds` rounds, then cannot be reached. */
+class FailingBudget extends MemoryBudget {
+  constructor(private rounds: number) {
+    super();
+  }
+
+  override async book(...args: Parameters<MemoryBudget['book']>) {
+    if (this.rounds-- <= 0) throw new Error('table unavailable');
+    return super.book(...args);
+  }
+}
