@@ -54,6 +54,17 @@ describe('IAM of the delivery lifecycle functions (exact statements)', () => {
     expect(policyOf('StatusFunctionRole')).toEqual([
       logs('StatusFunction'),
       { Sid: 'ReadAccessAndStates', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table(), Condition: partitions('KEY#*', 'ORG#*', 'MSG#*') },
+      {
+        Sid: 'ReadKeyHolders',
+        Effect: 'Allow',
+        Action: 'dynamodb:BatchGetItem',
+        Resource: table(),
+        Condition: {
+          ...partitions('USER#*'),
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'keyHash'] },
+          StringEqualsIfExists: { 'dynamodb:Select': ['SPECIFIC_ATTRIBUTES'], 'dynamodb:ReturnValues': ['NONE'] },
+        },
+      },
       xRay,
     ]);
   });

@@ -58,9 +58,11 @@ function wireCountedStore(items: readonly WireItem[], options: { unprocessed?: r
 
 function tenantItems(apiKey: string, organizationId = ORG): WireItem[] {
   const key = itemKey.apiKey(hashApiKey(apiKey));
+  const user = itemKey.user('u1');
   const org = itemKey.organization(organizationId);
   return [
     { pk: { S: key.pk }, sk: { S: key.sk }, userId: { S: 'u1' } },
+    { pk: { S: user.pk }, sk: { S: user.sk }, keyHash: { S: hashApiKey(apiKey) } },
     { pk: { S: org.pk }, sk: { S: org.sk }, organizationId: { S: organizationId }, members: { SS: ['u1'] }, senders: { SS: ['example.com'] } },
   ];
 }
@@ -68,7 +70,9 @@ function tenantItems(apiKey: string, organizationId = ORG): WireItem[] {
 describe('auth path DynamoDB round trips', () => {
   const keyPk = (apiKey: string) => itemKey.apiKey(hashApiKey(apiKey)).pk;
 
-  it('reads the key, then the Organization of a known key, on a cache miss, and makes no request on a hit', async () => {
+  const userPk = itemKey.user('u1').pk;
+
+  it('reads the key, then whether its user still holds it, then the Organization of a known key, on a cache miss, and makes no request on a hit', async () => {
     const apiKey = generateApiKey();
     const { store, requests } = wireCountedStore(tenantItems(apiKey));
     const cached = new CachedAccessStore(store, { ttlSeconds: 30 });
@@ -77,6 +81,7 @@ describe('auth path DynamoDB round trips', () => {
     const organization = await authoriseOrganization(caller, ORG, cached);
     expect(requests).toEqual([
       { operation: 'BatchGetItem', keys: [keyPk(apiKey)] },
+      { operation: 'BatchGetItem', keys: [userPk] },
       { operation: 'BatchGetItem', keys: [itemKey.organization(ORG).pk] },
     ]);
     expect(caller.userId).toBe('u1');
@@ -90,16 +95,16 @@ describe('auth path DynamoDB round trips', () => {
     expect(requests).toEqual([]);
   });
 
-  it('makes two requests per authorised request when the cache is off', async () => {
+  it('makes three requests per authorised request when the cache is off', async () => {
     const apiKey = generateApiKey();
     const { store, requests } = wireCountedStore(tenantItems(apiKey));
     for (let i = 0; i < 3; i++) await authoriseOrganization(await authenticate(apiKey, store), ORG, store);
-    expect(requests.map((r) => r.keys.length)).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(requests.map((r) => r.keys)).toEqual(Array.from({ length: 3 }, () => [[keyPk(apiKey)], [userPk], [itemKey.organization(ORG).pk]]).flat());
   });
 
   it('asks only for the Organization when the key is cached but the Organization is not', async () => {
     const apiKey = generateApiKey();
-    const { store, requests } = wireCountedStore([...tenantItems(apiKey), ...tenantItems(apiKey, OTHER_ORG).slice(1)]);
+    const { store, requests } = wireCountedStore([...tenantItems(apiKey), ...tenantItems(apiKey, OTHER_ORG).slice(2)]);
     const cached = new CachedAccessStore(store, { ttlSeconds: 30 });
     await authoriseOrganization(await authenticate(apiKey, cached), ORG, cached);
     requests.length = 0;
@@ -120,7 +125,7 @@ describe('auth path DynamoDB round trips', () => {
     const apiKey = generateApiKey();
     const { store, requests } = wireCountedStore(tenantItems(apiKey), { unprocessed: [keyPk(apiKey)] });
     const caller = await authenticate(apiKey, new CachedAccessStore(store, { ttlSeconds: 30 }));
-    expect(requests.map((r) => r.keys)).toEqual([[keyPk(apiKey)], [keyPk(apiKey)]]);
+    expect(requests.map((r) => r.keys)).toEqual([[keyPk(apiKey)], [keyPk(apiKey)], [userPk]]);
     expect(caller.userId).toBe('u1');
   });
 });

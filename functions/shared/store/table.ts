@@ -30,6 +30,17 @@ const P = PARTITIONS;
 export const DELIVERY_PARTITIONS = { message: 'MSG#', suppression: 'SUPP#', webhook: 'HOOK#' } as const;
 const D = DELIVERY_PARTITIONS;
 
+/**
+ * What an API-key function reads of a user item: the hash of the key it holds. Its IAM allows
+ * these attributes of `USER#` items and no others (`dynamodb:Attributes`).
+ */
+export const USER_KEY_ATTRIBUTES = ['pk', 'sk', 'keyHash'] as const;
+export const USER_KEY_PROJECTION = USER_KEY_ATTRIBUTES.join(', ');
+/** The user item's key fields: all a key change writes there (dynamodb-key-store.ts), and all the settings API may. */
+export const USER_KEY_FIELDS = ['keyHash', 'keyLastFour', 'keyCreatedAt'] as const;
+/** What the settings API reads of an Organization: its name, and the members that say the user may see it. */
+export const ORGANIZATION_NAME_ATTRIBUTES = ['pk', 'sk', 'organizationId', 'name', 'members'] as const;
+
 /** The Organization item's count of suppressed addresses (an upper bound: see dynamodb-suppression-store.ts). */
 export const SUPPRESSION_COUNT_ATTRIBUTE = 'suppressions';
 
