@@ -22,6 +22,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeleteCommandInput, PutCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { generateApiKey, hashApiKey, keyLastFour, maskApiKey } from '../domain/api-keys';
+import { parseEmailAddress } from '../domain/email-address';
 import { conditionally, unlessConditionFails } from './conditions';
 import type { IssuedKey, KeySummary, User } from './records';
 import { RecordConflictError, RecordNotFoundError } from './records';
@@ -75,9 +76,15 @@ export class DynamoDbKeyStore {
     return toUser(userId, Item);
   }
 
-  /** The user with that e-mail address (compared case-insensitively), if there is one. */
+  /**
+   * The user with that e-mail address, if there is one: compared ASCII-case-insensitively, with
+   * no other folding; an address the service would not take (a non-ASCII local part, CONTRACT
+   * section 2) matches nobody.
+   */
   async findUserByEmail(email: string): Promise<StoredUser | undefined> {
-    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: itemKey.email(email), ConsistentRead: true }));
+    const address = parseEmailAddress(email.trim());
+    if (!address) return undefined;
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: itemKey.email(address.ascii), ConsistentRead: true }));
     if (typeof Item?.userId !== 'string') return undefined;
     return this.getUser(Item.userId).catch((error: unknown) => {
       if (error instanceof RecordNotFoundError) return undefined;

@@ -13,6 +13,8 @@
  * | suppressed address  | SUPP#<orgId>         | address | reason, at, messageId                           |
  * | webhook             | HOOK#<orgId>         | HOOK    | url, secret (sealed), createdAt                 |
  */
+import { asciiLowerCase } from '../domain/unicode';
+
 export const TABLE_SCHEMA = {
   partitionKey: 'pk',
   sortKey: 'sk',
@@ -47,7 +49,7 @@ export const SUPPRESSION_COUNT_ATTRIBUTE = 'suppressions';
 export const itemKey = {
   apiKey: (keyHash: string) => ({ pk: `${P.apiKey}${keyHash}`, sk: 'KEY' }),
   user: (userId: string) => ({ pk: `${P.user}${userId}`, sk: 'USER' }),
-  email: (email: string) => ({ pk: `${P.email}${email.toLowerCase()}`, sk: 'EMAIL' }),
+  email: (email: string) => ({ pk: `${P.email}${asciiLowerCase(email)}`, sk: 'EMAIL' }),
   organization: (organizationId: string) => ({ pk: `${P.organization}${organizationId.toLowerCase()}`, sk: 'ORG' }),
   sendBudget: () => ({ pk: `${P.sendBudget}ses-send-rate`, sk: 'BUDGET' }),
   /** An idempotency record's partition: the user and a hash of the client's key. */
