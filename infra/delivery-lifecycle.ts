@@ -56,6 +56,15 @@ function queueWithDeadLetters(stack: Stack, id: string, maxReceiveCount: number)
   return { queue, dead };
 }
 
+/**
+ * At most this many webhook function instances at once (the event source's maximum concurrency).
+ * Each attempt may wait up to 5 s on a slow endpoint, and a dead endpoint's retries pile up, so
+ * without a cap webhook deliveries could take the account's Lambda concurrency from the send
+ * function (security audit round 2, finding 7). Messages beyond it wait in the queue; 5 instances
+ * of batches of 10 still deliver hundreds of events a second to healthy endpoints.
+ */
+export const WEBHOOK_MAX_CONCURRENCY = 5;
+
 export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings): DeliveryLifecycle {
   const events = queueWithDeadLetters(stack, 'SesEventsQueue', 5);
   const hooks = queueWithDeadLetters(stack, 'WebhookQueue', MAX_ATTEMPTS);
@@ -133,7 +142,7 @@ export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSe
       new PolicyStatement({ sid: 'OpenWebhookSecrets', actions: ['kms:Decrypt'], resources: [webhookKey.keyArn] }),
     ],
   });
-  webhookFunction.fn.addEventSource(new SqsEventSource(hooks.queue, { batchSize: 10, reportBatchItemFailures: true }));
+  webhookFunction.fn.addEventSource(new SqsEventSource(hooks.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: WEBHOOK_MAX_CONCURRENCY }));
 
   const statusFunction = addServiceFunction(stack, 'StatusFunction', settings, {
     entry: STATUS_ENTRY,

@@ -113,6 +113,32 @@ describe('auth path DynamoDB round trips', () => {
     expect(other.organizationId).toBe(OTHER_ORG);
   });
 
+  it('makes a 403 cost one Organization read, whether the Organization was cached or never seen (security audit round 2, finding 7)', async () => {
+    const member = generateApiKey();
+    const outsider = generateApiKey();
+    const outsiderItems = tenantItems(outsider, OTHER_ORG).map((item) => (item.userId ? { ...item, userId: { S: 'u2' } } : item));
+    const outsiderUser = itemKey.user('u2');
+    const { store, requests } = wireCountedStore([
+      ...tenantItems(member),
+      outsiderItems[0]!,
+      { pk: { S: outsiderUser.pk }, sk: { S: outsiderUser.sk }, keyHash: { S: hashApiKey(outsider) } },
+    ]);
+    const cached = new CachedAccessStore(store, { ttlSeconds: 30 });
+    // The member's request puts ORG in this instance's cache; the outsider's key is cached too.
+    await authoriseOrganization(await authenticate(member, cached), ORG, cached);
+    const caller = await authenticate(outsider, cached);
+    const unknown = '7d3a9c1e-2b4f-4c6d-8e0a-1f2b3c4d5e6f';
+    for (const organizationId of [ORG, unknown, ORG, unknown]) {
+      requests.length = 0;
+      await expect(authoriseOrganization(caller, organizationId, cached)).rejects.toMatchObject({ status: 403 });
+      expect([organizationId, requests]).toEqual([organizationId, [{ operation: 'BatchGetItem', keys: [itemKey.organization(organizationId).pk] }]]);
+    }
+    // A success from the cache still costs nothing.
+    requests.length = 0;
+    await authoriseOrganization(await authenticate(member, cached), ORG, cached);
+    expect(requests).toEqual([]);
+  });
+
   it('reads an unknown key once, answers it from the negative entry after that, and never reads an Organization for it', async () => {
     const { store, requests } = wireCountedStore([]);
     const cached = new CachedAccessStore(store, { ttlSeconds: 30 });
