@@ -10,7 +10,10 @@ import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { AesGcmSealer } from '../../functions/shared/webhooks/sealing';
 import { webhookUrlProblem } from '../../functions/shared/webhooks/webhook-url';
+import { deliverWebhook } from '../../functions/webhooks/deliver';
 import type { Resolver } from '../../functions/webhooks/post';
 import { NonPublicAddressError, createWebhookPoster } from '../../functions/webhooks/post';
 import { closeServer, listening } from '../../infra/local/emulators';
@@ -97,6 +100,27 @@ describe('createWebhookPoster: resolve, check, connect to the checked address', 
       expect(resolver.asked).toEqual(['hooks.example.test']);
       expect(received).toEqual([]);
     }
+  });
+
+  it('makes a refused answer a failed attempt, retried on the schedule, with the reason logged and nothing sent', async () => {
+    received.length = 0;
+    const sealer = new AesGcmSealer(async () => Buffer.alloc(32, 9));
+    const org = '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10';
+    const sealedSecret = await sealer.seal(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, org);
+    const warnings: unknown[] = [];
+    const logger = new Logger({ logLevel: 'SILENT' });
+    logger.warn = ((message: string, extra: unknown) => warnings.push({ message, extra })) as typeof logger.warn;
+    const outcome = await deliverWebhook({ organizationId: org, webhookId: 'msg_1', payload: '{}' }, 1, {
+      webhooks: { get: async () => ({ organizationId: org, url: `https://rebound.example.test:${port}/in`, sealedSecret, createdAt: 'x' }) },
+      sealer,
+      allowLoopbackHttp: false,
+      post: createWebhookPoster({ allowLoopback: false, resolve: dns({ 'rebound.example.test': ['169.254.169.254'] }) }),
+      logger,
+      now: Date.now,
+    });
+    expect(outcome).toEqual({ kind: 'retry', afterSeconds: 5 });
+    expect(warnings).toEqual([{ message: 'webhook delivery failed', extra: expect.objectContaining({ refused: 'rebound.example.test resolves to 169.254.169.254, not a public address' }) }]);
+    expect(received).toEqual([]);
   });
 
   it('connects to the address it checked, not to a second answer of the name', async () => {
