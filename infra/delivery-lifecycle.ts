@@ -29,7 +29,7 @@ import { MAX_ATTEMPTS } from '../functions/webhooks/deliver';
 import type { AlarmRow } from './alarms';
 import type { ServiceFunction } from './service-function';
 import { EVENTS_ENTRY, STATUS_ENTRY, WEBHOOKS_ENTRY } from './send-bundle';
-import { addServiceFunction, inPartitions } from './service-function';
+import { addServiceFunction, inPartitions, readKeyHolders } from './service-function';
 import type { StackSettings } from './settings';
 
 /** Alarm before SES's own review thresholds (5 % bounces, 0.1 % complaints): at half of each. */
@@ -55,6 +55,15 @@ function queueWithDeadLetters(stack: Stack, id: string, maxReceiveCount: number)
   const queue = new Queue(stack, id, { ...secure, visibilityTimeout: VISIBILITY, retentionPeriod: Duration.days(4), deadLetterQueue: { queue: dead, maxReceiveCount } });
   return { queue, dead };
 }
+
+/**
+ * At most this many webhook function instances at once (the event source's maximum concurrency).
+ * Each attempt may wait up to 5 s on a slow endpoint, and a dead endpoint's retries pile up, so
+ * without a cap webhook deliveries could take the account's Lambda concurrency from the send
+ * function (security audit round 2, finding 7). Messages beyond it wait in the queue; 5 instances
+ * of batches of 10 still deliver hundreds of events a second to healthy endpoints.
+ */
+export const WEBHOOK_MAX_CONCURRENCY = 5;
 
 export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings): DeliveryLifecycle {
   const events = queueWithDeadLetters(stack, 'SesEventsQueue', 5);
@@ -133,7 +142,7 @@ export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSe
       new PolicyStatement({ sid: 'OpenWebhookSecrets', actions: ['kms:Decrypt'], resources: [webhookKey.keyArn] }),
     ],
   });
-  webhookFunction.fn.addEventSource(new SqsEventSource(hooks.queue, { batchSize: 10, reportBatchItemFailures: true }));
+  webhookFunction.fn.addEventSource(new SqsEventSource(hooks.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: WEBHOOK_MAX_CONCURRENCY }));
 
   const statusFunction = addServiceFunction(stack, 'StatusFunction', settings, {
     entry: STATUS_ENTRY,
@@ -150,6 +159,7 @@ export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSe
         resources: [table.tableArn],
         conditions: inPartitions(P.apiKey, P.organization, D.message),
       }),
+      readKeyHolders(table),
     ],
   });
 

@@ -12,7 +12,7 @@ import type { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import { SEND_PATH } from '../functions/send/route';
 import { DELIVERY_PARTITIONS, SEND_FUNCTION_PARTITIONS } from '../functions/shared/store/table';
 import { SEND_ENTRY } from './send-bundle';
-import { addServiceFunction, inPartitions } from './service-function';
+import { addServiceFunction, inPartitions, readKeyHolders } from './service-function';
 import type { StackSettings } from './settings';
 
 export const SERVICE_NAME = 'email-send-api';
@@ -32,7 +32,7 @@ export interface SendFunction {
 
 export function addSendFunction(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings): SendFunction {
   const configurationSetArn = stack.formatArn({ service: 'ses', resource: 'configuration-set', resourceName: configurationSet.configurationSetName });
-  // Items in these partitions only: the function can never write a key, user or Organization item, nor read a user's.
+  // Items in these partitions only: the function can never write a key, user or Organization item, nor read a user's (but its key hash).
   const statements: PolicyStatement[] = [
     new PolicyStatement({
       sid: 'ReadAccessRecords',
@@ -43,6 +43,7 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
       resources: [table.tableArn],
       conditions: inPartitions(SEND_FUNCTION_PARTITIONS.apiKey, SEND_FUNCTION_PARTITIONS.organization, DELIVERY_PARTITIONS.suppression),
     }),
+    readKeyHolders(table),
     new PolicyStatement({
       sid: 'IdempotencyRecords',
       // Idempotency records and their per-message checkpoints: read, write and query.

@@ -15,6 +15,8 @@ import { Architecture, LoggingFormat, Tracing } from 'aws-cdk-lib/aws-lambda';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PARTITIONS, USER_KEY_ATTRIBUTES } from '../functions/shared/store/table';
 import { LOCK_FILE, REPO_ROOT, SEND_BUNDLING, SEND_RUNTIME } from './send-bundle';
 import type { StackSettings } from './settings';
 
@@ -85,3 +87,25 @@ export function addServiceFunction(stack: Stack, id: string, settings: StackSett
 
 /** Items in these partitions only (a `dynamodb:LeadingKeys` condition on the table's items). */
 export const inPartitions = (...prefixes: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes.map((prefix) => `${prefix}*`) } });
+
+/**
+ * These attributes of the items and no others (`dynamodb:Attributes`): a read must name them
+ * (`Select`: a projection, never whole items), a write may return nothing it was not allowed to touch.
+ */
+export const onlyAttributes = (attributes: readonly string[]) => ({
+  'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...attributes] },
+  StringEqualsIfExists: { 'dynamodb:Select': ['SPECIFIC_ATTRIBUTES'], 'dynamodb:ReturnValues': ['NONE'] },
+});
+
+/**
+ * Every API-key function's check that a key's user still holds it (dynamodb-access-store.ts):
+ * the `keyHash` of user items, nothing else of them (not their e-mail addresses).
+ */
+export function readKeyHolders(table: ITable): PolicyStatement {
+  return new Statement({
+    sid: 'ReadKeyHolders',
+    actions: ['dynamodb:BatchGetItem'],
+    resources: [table.tableArn],
+    conditions: { ...inPartitions(PARTITIONS.user), ...onlyAttributes(USER_KEY_ATTRIBUTES) },
+  });
+}

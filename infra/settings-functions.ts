@@ -15,10 +15,10 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { ME_ROUTES, SETTINGS_PAGE_ROUTES } from '../functions/shared/http/api-routes';
 import type { ApiRoute } from '../functions/shared/http/api-routes';
-import { PARTITIONS } from '../functions/shared/store/table';
+import { ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, TABLE_SCHEMA, USER_KEY_FIELDS } from '../functions/shared/store/table';
 import { ME_ENTRY, SETTINGS_PAGE_BUNDLING, SETTINGS_PAGE_ENTRY } from './send-bundle';
 import type { ServiceFunction } from './service-function';
-import { addServiceFunction, inPartitions } from './service-function';
+import { addServiceFunction, inPartitions, onlyAttributes } from './service-function';
 import type { StackSettings } from './settings';
 import type { SignIn } from './sign-in';
 
@@ -52,10 +52,11 @@ export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: 
       }),
       new PolicyStatement({
         sid: 'WriteOwnKeyFields',
-        // The key fields of the user item, with a condition that commits each key change.
+        // The key fields of the user item, with a condition that commits each key change: never
+        // its e-mail address or memberships, and nothing returned.
         actions: ['dynamodb:UpdateItem'],
         resources: [table.tableArn],
-        conditions: inPartitions(PARTITIONS.user),
+        conditions: { ...inPartitions(PARTITIONS.user), ...onlyAttributes([TABLE_SCHEMA.partitionKey, TABLE_SCHEMA.sortKey, ...USER_KEY_FIELDS]) },
       }),
       new PolicyStatement({
         sid: 'KeyItems',
@@ -66,9 +67,10 @@ export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: 
       }),
       new PolicyStatement({
         sid: 'ReadOrganizationNames',
+        // Names and members only: not senders, limits or anything else an Organization item holds.
         actions: ['dynamodb:BatchGetItem'],
         resources: [table.tableArn],
-        conditions: inPartitions(PARTITIONS.organization),
+        conditions: { ...inPartitions(PARTITIONS.organization), ...onlyAttributes(ORGANIZATION_NAME_ATTRIBUTES) },
       }),
     ],
     serviceName: 'email-send-api-settings',

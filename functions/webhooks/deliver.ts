@@ -1,8 +1,9 @@
 /**
  * One webhook delivery attempt (CONTRACT section 10): the Organization's current URL and secret,
  * the body signed per the Standard Webhooks specification with its `standardwebhooks` library
- * (`webhook-id`, `webhook-timestamp`, `webhook-signature`), one POST with a short timeout. A 2xx
- * is delivered; anything else is tried again later, on the schedule below, for more than 24
+ * (`webhook-id`, `webhook-timestamp`, `webhook-signature`), one POST with a short timeout, to a
+ * public address only (post.ts: a name that resolves to anything else is a failed attempt, and
+ * nothing is sent). A 2xx is delivered; anything else is tried again later, on the schedule below, for more than 24
  * hours; then the message goes to the dead-letter queue. A removed webhook, or one whose URL is
  * no longer allowed, drops the delivery: there is no one to tell.
  */
@@ -12,6 +13,8 @@ import type { WebhookJob } from '../shared/webhooks/payload';
 import type { SecretSealer } from '../shared/webhooks/sealing';
 import { webhookUrlProblem } from '../shared/webhooks/webhook-url';
 import type { WebhookConfigs } from '../shared/webhooks/webhook-store';
+import type { WebhookPoster } from './post';
+import { NonPublicAddressError } from './post';
 
 /**
  * Seconds to wait after attempt 1, 2, …: the Standard Webhooks authors' schedule (5 s, 5 min,
@@ -27,7 +30,7 @@ export interface DeliveryDependencies {
   readonly webhooks: WebhookConfigs;
   readonly sealer: SecretSealer;
   readonly allowLoopbackHttp: boolean;
-  readonly fetch: typeof fetch;
+  readonly post: WebhookPoster;
   readonly logger: Logger;
   readonly now: () => number;
 }
@@ -56,9 +59,9 @@ export async function deliverWebhook(job: WebhookJob, attempt: number, deps: Del
   const timestamp = new Date(deps.now());
   const signature = new Webhook(secret).sign(job.webhookId, timestamp, job.payload);
   let status: number | undefined;
+  let refused: string | undefined;
   try {
-    const response = await deps.fetch(config.url, {
-      method: 'POST',
+    status = await deps.post(config.url, {
       headers: {
         'content-type': 'application/json',
         'user-agent': 'email-send-api-webhooks',
@@ -67,16 +70,15 @@ export async function deliverWebhook(job: WebhookJob, attempt: number, deps: Del
         'webhook-signature': signature,
       },
       body: job.payload,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+      timeoutMs: ATTEMPT_TIMEOUT_MS,
     });
-    status = response.status;
-    await response.body?.cancel().catch(() => undefined);
-  } catch {
+  } catch (error) {
+    // DNS may answer differently later (or was being rebound): tried again on the schedule.
+    if (error instanceof NonPublicAddressError) refused = error.message;
     status = undefined;
   }
   if (status !== undefined && status >= 200 && status < 300) return { kind: 'delivered' };
   const afterSeconds = retryAfter(attempt);
-  deps.logger.warn('webhook delivery failed', { ...log, status: status ?? 'no answer', retryInSeconds: afterSeconds ?? 'none: dead-letter queue' });
+  deps.logger.warn('webhook delivery failed', { ...log, status: status ?? 'no answer', ...(refused && { refused }), retryInSeconds: afterSeconds ?? 'none: dead-letter queue' });
   return { kind: 'retry', afterSeconds };
 }

@@ -13,6 +13,7 @@ import type { SecretSealer } from '../shared/webhooks/sealing';
 import { KmsSealer } from '../shared/webhooks/sealing';
 import { DynamoDbWebhookStore } from '../shared/webhooks/webhook-store';
 import type { WebhookHandlerDependencies } from './handler';
+import { createWebhookPoster } from './post';
 
 export interface LocalWebhookParts {
   readonly sealer: SecretSealer;
@@ -23,9 +24,9 @@ export function createWebhookDependencies(config: Config, clients: ClientOptions
   return {
     webhooks: new DynamoDbWebhookStore(createDynamoDbClient(config, clients), config.tableName),
     ...(local ?? awsParts(config, clients)),
-    // Plain http only to this machine, and only on the local stack.
+    // Plain http, and this machine at all, only on the local stack.
     allowLoopbackHttp: local !== undefined,
-    fetch: globalThis.fetch.bind(globalThis),
+    post: createWebhookPoster({ allowLoopback: local !== undefined }),
     logger: createLogger(),
     metrics: createMetrics(),
     now: Date.now,

@@ -224,6 +224,11 @@ export class DynamoDbAdminStore {
     return this.keys.revoke(requireUuid(userId, 'the user id'));
   }
 
+  /** Removes key items no user holds (left by interrupted key changes); returns how many. */
+  sweepKeys(): Promise<number> {
+    return this.keys.sweepOrphans();
+  }
+
   async listSuppressions(organizationId: string): Promise<Suppression[]> {
     const org = (await this.getOrganization(organizationId)).id;
     return (await this.suppressions.list(org)).sort((a, b) => (a.address < b.address ? -1 : 1));

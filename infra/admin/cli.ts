@@ -248,6 +248,10 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
     await store.revokeKey(userId);
     return { human: `The key of user ${userId} is revoked`, json: { userId, revoked: true } };
   }).requiredOption('--user <uuid>', 'user id');
+  leaf(key, 'sweep', 'remove key items no user holds any more (left by an interrupted key change); they never authenticate, this tidies them away', async (store) => {
+    const removed = await store.sweepKeys();
+    return { human: `Removed ${removed} key item${removed === 1 ? '' : 's'} no user holds`, json: { removed } };
+  });
 
   addLifecycleCommands(program, leaf, env);
 

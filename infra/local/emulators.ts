@@ -1,6 +1,7 @@
 /**
  * The embedded stand-ins for AWS on a laptop: DynamoDB emulated by dynalite (in memory or
- * persisted in a folder) and Amazon SES v2 by aws-ses-v2-local, with its web viewer of sent mail.
+ * persisted in a folder) and Amazon SES v2 by aws-ses-v2-local, with its web viewer of sent mail;
+ * each answers only to its own loopback Host (host-guard.ts).
  * Used by `npm start`, the tests and the benchmark, so they all run the same parts.
  */
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import * as sesLocal from 'aws-ses-v2-local';
 import { TABLE_SCHEMA } from '../../functions/shared/store/table';
+import { guardHost } from './host-guard';
 import { LOOPBACK } from './settings';
 
 export interface RunningService {
@@ -44,7 +46,7 @@ const DRAIN_MS = 2_000;
 
 /** Starts dynalite on 127.0.0.1; `path` persists data there, otherwise it lives in memory. */
 export async function startDynamoDb(options: { port?: number; path?: string } = {}): Promise<RunningService> {
-  const server: Server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.path && { path: options.path }) });
+  const server: Server = guardHost(dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.path && { path: options.path }) }));
   const port = await listening(server, options.port ?? 0);
   // dynalite closes its database when the server closes, and throws from its own callbacks (ending
   // the process) if a request is still being served then: let requests in flight finish first.
@@ -87,7 +89,7 @@ async function listenFailure(port: number): Promise<Error> {
 
 /** Starts the SES v2 emulator and its web viewer on 127.0.0.1. */
 export async function startSesEmulator(options: { port?: number } = {}): Promise<RunningService> {
-  const server = await sesServerFactory()({ host: LOOPBACK, port: options.port ?? 0 });
+  const server = guardHost(await sesServerFactory()({ host: LOOPBACK, port: options.port ?? 0 }));
   const address = server.address();
   if (address === null || typeof address === 'string') throw await listenFailure(options.port ?? 0);
   const port = address.port;

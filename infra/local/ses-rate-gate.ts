@@ -10,12 +10,22 @@
  * - `GetAccount` answers with that rate as `SendQuota.MaxSendRate`;
  * - `GET /rate-limit` says what the gate let through and refused;
  * - everything else (the viewer, `/store`) is passed on unchanged.
+ *
+ * Only the service's own sends feed the simulator: anyone on this machine can call the local SES
+ * endpoint, and a SendEmail whose tags name an Organization would otherwise put bounce events
+ * (and so suppressions) on that Organization (security audit round 2, finding 6). In AWS only SES
+ * itself can publish to the events queue. So each start draws a secret, the service's SES client
+ * adds it to its requests (`ownSends`), and the front compares it in constant time and strips it.
  */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SESv2Client } from '@aws-sdk/client-sesv2';
+import type { Instrument } from '../../functions/shared/runtime/clients';
 import { createServer } from 'node:http';
 import type { RunningService } from './emulators';
 import { closeServer, listening, startSesEmulator } from './emulators';
 import { forwarderTo, readAll } from './forward';
+import { guardHost } from './host-guard';
 import { LOOPBACK } from './settings';
 
 export interface RateGateStats {
@@ -50,11 +60,42 @@ export function recipientsOfSendEmail(body: Buffer): number {
 /** An accepted SendEmail: the request body as sent and the emulator's answer. */
 export type SentListener = (request: Buffer, answer: Buffer) => void;
 
+/** The header that marks the service's own sends, with the front's per-start secret. */
+export const OWN_SEND_HEADER = 'x-local-send-secret';
+
+/** Whether the request carries `secret` in OWN_SEND_HEADER; the header is removed either way. */
+function takeOwnSendMark(req: IncomingMessage, secret: Buffer | undefined): boolean {
+  const value = req.headers[OWN_SEND_HEADER];
+  delete req.headers[OWN_SEND_HEADER];
+  if (!secret || typeof value !== 'string') return false;
+  const given = Buffer.from(value);
+  return given.length === secret.length && timingSafeEqual(given, secret);
+}
+
+/** An `instrument` for the service's SES client: its requests carry `secret` to the front. */
+export function markOwnSends(secret: string): Instrument {
+  return (client) => {
+    if (client instanceof SESv2Client) {
+      client.middlewareStack.add(
+        (next) => async (args) => {
+          const request = args.request as { headers?: Record<string, string> };
+          if (request.headers) request.headers[OWN_SEND_HEADER] = secret;
+          return next(args);
+        },
+        { step: 'build', name: 'markOwnSends' },
+      );
+    }
+    return client;
+  };
+}
+
 export interface FrontOptions {
   readonly upstream: string;
   /** Without one, nothing is throttled and GetAccount is the emulator's own answer. */
   readonly maxSendRate?: number | undefined;
   readonly onSent?: SentListener | undefined;
+  /** Only a SendEmail carrying this secret (OWN_SEND_HEADER) is handed to `onSent`. */
+  readonly sendSecret?: string | undefined;
   readonly port?: number;
   readonly now?: () => number;
 }
@@ -65,6 +106,7 @@ export async function startRateGate(options: FrontOptions): Promise<RunningRateG
   const now = options.now ?? Date.now;
   const capacity = Math.max(1, Math.floor(maxSendRate));
   const forwarder = forwarderTo(options.upstream);
+  const sendSecret = options.sendSecret === undefined ? undefined : Buffer.from(options.sendSecret);
   let tokens = capacity;
   let refilledAt = now();
   const counts = { accepted: 0, recipients: 0, throttled: 0 };
@@ -88,6 +130,7 @@ export async function startRateGate(options: FrontOptions): Promise<RunningRateG
   const serve = async (req: IncomingMessage, res: ServerResponse) => {
     const body = await readAll(req);
     const path = (req.url ?? '/').split('?')[0];
+    const ownSend = takeOwnSendMark(req, sendSecret);
     if (limited && req.method === 'GET' && path === ACCOUNT_PATH) {
       json(res, 200, {
         SendQuota: { Max24HourSend: 50_000, MaxSendRate: maxSendRate, SentLast24Hours: counts.recipients },
@@ -112,7 +155,7 @@ export async function startRateGate(options: FrontOptions): Promise<RunningRateG
       counts.accepted++;
       counts.recipients += recipients;
       const { onSent } = options;
-      if (onSent) {
+      if (onSent && ownSend) {
         forwarder.forward(req, body, res, (status, answer) => {
           if (status === 200) onSent(body, answer);
         });
@@ -122,9 +165,11 @@ export async function startRateGate(options: FrontOptions): Promise<RunningRateG
     forwarder.forward(req, body, res);
   };
 
-  const server = createServer((req, res) => {
-    serve(req, res).catch(() => res.destroy());
-  });
+  const server = guardHost(
+    createServer((req, res) => {
+      serve(req, res).catch(() => res.destroy());
+    }),
+  );
   const port = await listening(server, options.port ?? 0);
   return {
     endpoint: `http://${LOOPBACK}:${port}`,
@@ -141,14 +186,21 @@ export async function startRateGate(options: FrontOptions): Promise<RunningRateG
  * The local stack's SES on `port`: the emulator on a free port behind the front on `port` (the
  * viewer is reached through the front as well), with the rate gate when a rate is given.
  */
-export async function startLocalSes(options: { port: number; maxSendRate?: number | undefined; onSent?: SentListener }): Promise<RunningService & { description: string; upstream: string }> {
+export async function startLocalSes(options: {
+  port: number;
+  maxSendRate?: number | undefined;
+  onSent?: SentListener;
+}): Promise<RunningService & { description: string; upstream: string; ownSends: Instrument }> {
   const emulator = await startSesEmulator();
+  const sendSecret = randomBytes(32).toString('base64url');
   try {
-    const front = await startRateGate({ upstream: emulator.endpoint, maxSendRate: options.maxSendRate, onSent: options.onSent, port: options.port });
+    const front = await startRateGate({ upstream: emulator.endpoint, maxSendRate: options.maxSendRate, onSent: options.onSent, sendSecret, port: options.port });
     const gate = options.maxSendRate === undefined ? '' : ` behind a ${options.maxSendRate}/s send-rate gate (SES_MAX_SEND_RATE)`;
     return {
       ...front,
       upstream: emulator.endpoint,
+      /** For the service's SES client: marks its sends as the ones the simulator plays. */
+      ownSends: markOwnSends(sendSecret),
       description: `aws-ses-v2-local${gate}, mailbox simulator on, viewer at ${front.endpoint}/`,
       close: async () => {
         await front.close();

@@ -7,6 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
+import type { Instrument } from '../../functions/shared/runtime/clients';
 import { loadConfig } from '../../functions/shared/runtime/config';
 import { createDependencies } from '../../functions/send/dependencies';
 import { createHandler } from '../../functions/send/handler';
@@ -147,6 +148,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     let sesUrl: string;
     let viewerUrl: string | undefined;
     let emulator: string | undefined;
+    // Marks the service's own sends, so that only they feed the mailbox simulator (ses-rate-gate.ts).
+    let ownSends: Instrument | undefined;
     // The mailbox simulator is wired once the table exists; the front hands it every send from then on.
     let simulate: SentListener | undefined;
     if (external.ses) {
@@ -160,6 +163,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       cleanups.push(() => ses.close());
       sesUrl = ses.endpoint;
       emulator = ses.upstream;
+      ownSends = ses.ownSends;
       viewerUrl = `${ses.endpoint}/`;
       log(`SES       ${sesUrl} (${ses.description})`);
     }
@@ -190,7 +194,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
 
     const config = { ...serviceConfig, dynamodbEndpoint, sesEndpoint: sesUrl };
-    const handler = createHandler(createDependencies(config, { credentials }));
+    const handler = createHandler(createDependencies(config, { credentials, ...(ownSends && { instrument: ownSends }) }));
     const lifecycle = startLocalLifecycle({ config, credentials, emulator, webhookRetryScale: options.webhookRetryScale, log });
     cleanups.push(() => lifecycle.stop());
     // Only the stack's own emulator is watched: with an external SES_ENDPOINT there is no simulator.

@@ -8,6 +8,7 @@ import type { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { MAX_ATTEMPTS } from '../../functions/webhooks/deliver';
 import type { EmailSendApiStack } from '../../infra/stack';
+import { WEBHOOK_MAX_CONCURRENCY } from '../../infra/delivery-lifecycle';
 import { buildStack } from './support';
 
 type Json = Record<string, any>;
@@ -54,6 +55,17 @@ describe('IAM of the delivery lifecycle functions (exact statements)', () => {
     expect(policyOf('StatusFunctionRole')).toEqual([
       logs('StatusFunction'),
       { Sid: 'ReadAccessAndStates', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table(), Condition: partitions('KEY#*', 'ORG#*', 'MSG#*') },
+      {
+        Sid: 'ReadKeyHolders',
+        Effect: 'Allow',
+        Action: 'dynamodb:BatchGetItem',
+        Resource: table(),
+        Condition: {
+          ...partitions('USER#*'),
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'keyHash'] },
+          StringEqualsIfExists: { 'dynamodb:Select': ['SPECIFIC_ATTRIBUTES'], 'dynamodb:ReturnValues': ['NONE'] },
+        },
+      },
       xRay,
     ]);
   });
@@ -128,6 +140,14 @@ describe('events, queues and key', () => {
     const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).map((m) => m.Properties);
     expect(mappings).toHaveLength(2);
     for (const mapping of mappings) expect(mapping).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+  });
+
+  it('caps the webhook consumer\'s concurrency, so retries of dead endpoints cannot crowd the account\'s Lambda concurrency (security audit round 2, finding 7)', () => {
+    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).map((m) => m.Properties);
+    const webhooks = mappings.find((m) => JSON.stringify(m.EventSourceArn).includes(logicalIdOf('WebhookQueue')));
+    expect(webhooks?.ScalingConfig).toEqual({ MaximumConcurrency: WEBHOOK_MAX_CONCURRENCY });
+    expect(WEBHOOK_MAX_CONCURRENCY).toBeGreaterThanOrEqual(2);
+    expect(WEBHOOK_MAX_CONCURRENCY).toBeLessThanOrEqual(10);
   });
 
   it('seals webhook secrets with a rotating key the stack keeps, named to the functions and the outputs', () => {

@@ -27,6 +27,10 @@ function policyOf(template: Template, roleId: string): Json[] {
 }
 
 const leadingKeys = (...prefixes: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes.map((p) => `${p}*`) } });
+const onlyAttributes = (...attributes: string[]) => ({
+  'ForAllValues:StringEquals': { 'dynamodb:Attributes': attributes },
+  StringEqualsIfExists: { 'dynamodb:Select': ['SPECIFIC_ATTRIBUTES'], 'dynamodb:ReturnValues': ['NONE'] },
+});
 
 describe('settings page in the stack (its own Cognito user pool)', () => {
   let stack: Stack;
@@ -103,9 +107,22 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
     expect(policyOf(template, ids.apiRole)).toEqual([
       { Sid: 'WriteOwnLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [ids.apiLogs, 'Arn'] } },
       { Sid: 'ReadUsers', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: table, Condition: leadingKeys('EMAIL#', 'USER#') },
-      { Sid: 'WriteOwnKeyFields', Effect: 'Allow', Action: 'dynamodb:UpdateItem', Resource: table, Condition: leadingKeys('USER#') },
+      {
+        Sid: 'WriteOwnKeyFields',
+        Effect: 'Allow',
+        Action: 'dynamodb:UpdateItem',
+        Resource: table,
+        // Never the e-mail address or the memberships of a user (security audit round 2, finding 7).
+        Condition: { ...leadingKeys('USER#'), ...onlyAttributes('pk', 'sk', 'keyHash', 'keyLastFour', 'keyCreatedAt') },
+      },
       { Sid: 'KeyItems', Effect: 'Allow', Action: ['dynamodb:DeleteItem', 'dynamodb:PutItem'], Resource: table, Condition: leadingKeys('KEY#') },
-      { Sid: 'ReadOrganizationNames', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table, Condition: leadingKeys('ORG#') },
+      {
+        Sid: 'ReadOrganizationNames',
+        Effect: 'Allow',
+        Action: 'dynamodb:BatchGetItem',
+        Resource: table,
+        Condition: { ...leadingKeys('ORG#'), ...onlyAttributes('pk', 'sk', 'organizationId', 'name', 'members') },
+      },
     ]);
   });
 

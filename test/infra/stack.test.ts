@@ -226,6 +226,18 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
             Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*', 'ORG#*', 'SUPP#*'] } },
           },
           {
+            Sid: 'ReadKeyHolders',
+            Effect: 'Allow',
+            Action: 'dynamodb:BatchGetItem',
+            Resource: { 'Fn::GetAtt': [ids.table, 'Arn'] },
+            // Whether a key's user still holds it, and nothing else of a user (security audit round 2, finding 1).
+            Condition: {
+              'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*'] },
+              'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'keyHash'] },
+              StringEqualsIfExists: { 'dynamodb:Select': ['SPECIFIC_ATTRIBUTES'], 'dynamodb:ReturnValues': ['NONE'] },
+            },
+          },
+          {
             Sid: 'IdempotencyRecords',
             Effect: 'Allow',
             Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],

@@ -6,6 +6,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { hashApiKey, isWellFormedApiKey } from '../../functions/shared/domain/api-keys';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { DynamoDbAccessStore } from '../../functions/shared/store/dynamodb-access-store';
+import { DynamoDbKeyStore } from '../../functions/shared/store/dynamodb-key-store';
 import { InvalidArgumentError, RecordConflictError, RecordNotFoundError } from '../../infra/admin/admin-store';
 import { itemKey } from '../../functions/shared/store/table';
 import type { Harness } from '../support/harness';
@@ -114,5 +115,21 @@ describe('DynamoDbAdminStore', () => {
   it('reports an unknown user for key commands', async () => {
     await expect(h.admin.generateKey('7c9e6679-7425-40de-944b-e07fc1f90ae7')).rejects.toBeInstanceOf(RecordNotFoundError);
     await expect(h.admin.showKey('bad-id')).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+});
+
+describe('DynamoDbKeyStore.findUserByEmail (the settings API\'s sign-in match)', () => {
+  const keys = () => new DynamoDbKeyStore(createDynamoDbClient(h.config), h.config.tableName);
+
+  it('matches an address ASCII-case-insensitively', async () => {
+    const kate = await h.admin.createUser({ email: `kate.${Math.random().toString(36).slice(2)}@example.net` });
+    expect((await keys().findUserByEmail(kate.email.toUpperCase()))?.id).toBe(kate.id);
+  });
+
+  it('folds no Unicode into ASCII: a Kelvin sign is not a k, and a non-ASCII local part matches nobody (security audit round 2, finding 4)', async () => {
+    const local = `kate${Math.random().toString(36).slice(2)}`;
+    await h.admin.createUser({ email: `${local}@example.net` });
+    expect(await keys().findUserByEmail(`\u212A${local.slice(1)}@example.net`)).toBeUndefined();
+    expect(await keys().findUserByEmail(`\u212A${local.slice(1).toUpperCase()}@EXAMPLE.NET`)).toBeUndefined();
   });
 });

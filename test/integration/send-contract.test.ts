@@ -294,6 +294,16 @@ describe('ambiguous and hostile bodies: nothing is guessed, nothing partial is s
     expect(await h.sentEmails()).toHaveLength(0);
   });
 
+  it('counts every duplicated key and lists the first 100, as every problem list does (security audit round 2, finding 5)', async () => {
+    const repeated = Array.from({ length: 3_000 }, () => '"Subject":"s"').join(',');
+    const raw = `{"OrganizationId":"${tenant.organizationId}","Messages":[{"From":"noreply@example.com","To":["a@example.org"],"TextContent":"t",${repeated}}]}`;
+    const result = await send(raw);
+    expectProblem(result, 400);
+    expect(result.body.detail).toBe('2999 problems found; the first 100 are listed');
+    expect(result.body.errors).toHaveLength(100);
+    expect(await h.sentEmails()).toHaveLength(0);
+  });
+
   it('answers 401, not 415 or 400, to a request with no key whatever else is wrong', async () => {
     for (const headers of [{}, { 'content-type': 'text/plain' }, { 'content-type': 'application/json' }] as Record<string, string>[]) {
       const result = await h.invoke({ headers, body: '' });

@@ -6,6 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { generateApiKey, hashApiKey } from '../../functions/shared/domain/api-keys';
+import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
+import { itemKey } from '../../functions/shared/store/table';
 import { EXIT_CODES } from '../../infra/admin/command-frame';
 import type { RunningService } from '../../infra/local/emulators';
 import { ensureTable, startDynamoDb } from '../../infra/local/emulators';
@@ -238,5 +242,22 @@ describe('output and errors', () => {
     // The local default table has no such Organization.
     const local = await admin({ ...target, TABLE_NAME: env.TABLE_NAME }, 'sender', 'add', '--org', id, '--domain', 'a.test');
     expectFailure(local, EXIT_CODES.notFound, /no Organization/);
+  });
+});
+
+describe('key sweep', () => {
+  it('removes a key item its user does not hold, prints how many, and keeps the held key', async () => {
+    const user = await newUser();
+    const { key } = await adminJson(env, 'key', 'generate', '--user', user);
+    const documents = createDynamoDbClient({ region: 'us-east-1', dynamodbEndpoint: dynamo.endpoint });
+    const orphan = itemKey.apiKey(hashApiKey(generateApiKey()));
+    await documents.send(new PutCommand({ TableName: env.TABLE_NAME, Item: { ...orphan, userId: user, createdAt: '2020-01-01T00:00:00.000Z' } }));
+
+    const swept = await adminJson(env, 'key', 'sweep');
+    expect(swept.removed).toBeGreaterThanOrEqual(1);
+    expect((await documents.send(new GetCommand({ TableName: env.TABLE_NAME, Key: orphan }))).Item).toBeUndefined();
+    expect((await documents.send(new GetCommand({ TableName: env.TABLE_NAME, Key: itemKey.apiKey(hashApiKey(String(key))) }))).Item).toBeDefined();
+    expect((await run('key', 'sweep')).stdout).toMatch(/^Removed \d+ key items? no user holds\n$/);
+    documents.destroy();
   });
 });

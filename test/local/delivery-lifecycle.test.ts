@@ -201,6 +201,11 @@ describe('webhooks', () => {
       expect(await adminJson(env, 'webhook', 'remove', '--org', tenant.organizationId)).toEqual({ organizationId: tenant.organizationId, webhook: false });
       expect((await admin(env, 'webhook', 'remove', '--org', tenant.organizationId)).code).toBe(3);
       expect((await admin(env, 'webhook', 'set', '--org', tenant.organizationId, '--url', 'http://example.com/hook')).code).toBe(1);
+      // Not the metadata endpoint, a private range or a loopback address in disguise (security audit round 2, finding 3).
+      for (const url of ['https://169.254.169.254/latest/meta-data/', 'https://10.0.0.8/hook', 'https://[::ffff:a9fe:a9fe]/hook', 'https://2852039166/hook']) {
+        const refused = await admin(env, 'webhook', 'set', '--org', tenant.organizationId, '--url', url);
+        expect([url, refused.code, refused.stderr]).toEqual([url, 1, expect.stringContaining('must point to a public address')]);
+      }
     } finally {
       hook.server.close();
       failingFirst.server.close();

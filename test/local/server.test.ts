@@ -67,10 +67,12 @@ interface RawResponse {
  * Writes bytes as they are to a new connection, which no HTTP client would send, and resolves
  * with what came back once the server has closed the connection (the test times out otherwise).
  */
+/** Writes `bytes` (with `{host}` standing for the server's own `127.0.0.1:<port>`) and reads the answer. */
 function exchange(bytes: string | Buffer, url = base): Promise<RawResponse> {
-  const { hostname, port } = new URL(url);
+  const { hostname, port, host } = new URL(url);
+  const raw = typeof bytes === 'string' ? bytes.replaceAll('{host}', host) : bytes;
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.write(bytes));
+    const socket = connect(Number(port), hostname, () => socket.write(raw));
     let text = '';
     socket.setEncoding('latin1');
     socket.on('data', (chunk: string) => (text += chunk));
@@ -254,8 +256,8 @@ describe('createApiServer: requests the HTTP parser refuses', () => {
     assertResponseMatchesOpenApi({ method, path: SEND, status: response.status, headers: response.headers, body: response.body, localStack: true });
 
   it.each([
-    ['an unknown method (curl -X FOO)', `FOO ${SEND} HTTP/1.1\r\nHost: x\r\n\r\n`],
-    ['a lower-case method (curl -X post)', `post ${SEND} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`],
+    ['an unknown method (curl -X FOO)', `FOO ${SEND} HTTP/1.1\r\nHost: {host}\r\n\r\n`],
+    ['a lower-case method (curl -X post)', `post ${SEND} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`],
   ])('405 with Allow: POST for %s, as a problem document, and closes the connection', async (_label, bytes) => {
     const response = await exchange(bytes);
     const problem = expectRawProblem(response, 405, 'method-not-allowed');
@@ -267,7 +269,7 @@ describe('createApiServer: requests the HTTP parser refuses', () => {
   });
 
   it('431 for headers over Node\'s 16 KiB limit, as a problem document', async () => {
-    const response = await exchange(`POST ${SEND} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`);
+    const response = await exchange(`POST ${SEND} HTTP/1.1\r\nHost: {host}\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`);
     const problem = expectRawProblem(response, 431, 'request-header-fields-too-large');
     expect(problem.detail).toContain('16384 bytes');
     documented(response);
@@ -275,10 +277,10 @@ describe('createApiServer: requests the HTTP parser refuses', () => {
   });
 
   it.each([
-    ['an unknown HTTP version', `POST ${SEND} HTTP/9.9\r\nHost: x\r\n\r\n`],
-    ['a request line with a space in the target', `POST /v1.2/email send HTTP/1.1\r\nHost: x\r\n\r\n`],
-    ['a header name with a space', `POST ${SEND} HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n`],
-    ['a chunked body with a bad chunk size', `POST ${SEND} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n`],
+    ['an unknown HTTP version', `POST ${SEND} HTTP/9.9\r\nHost: {host}\r\n\r\n`],
+    ['a request line with a space in the target', `POST /v1.2/email send HTTP/1.1\r\nHost: {host}\r\n\r\n`],
+    ['a header name with a space', `POST ${SEND} HTTP/1.1\r\nHost: {host}\r\nBad Header: 1\r\n\r\n`],
+    ['a chunked body with a bad chunk size', `POST ${SEND} HTTP/1.1\r\nHost: {host}\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n`],
   ])('400 for %s, as a problem document', async (_label, bytes) => {
     const response = await exchange(bytes);
     expectRawProblem(response, 400, 'malformed-request');
@@ -304,7 +306,7 @@ describe('createApiServer: requests the HTTP parser refuses', () => {
       return record({ statusCode: 201, body: 'first' })(event, context);
     };
     // Content-Length says 2, so what follows is parsed as a second request, and refused.
-    const response = await exchange(`POST ${SEND} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}garbage\r\n\r\n`);
+    const response = await exchange(`POST ${SEND} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}garbage\r\n\r\n`);
     expect(response.status).toBe(201);
     expect(calls).toHaveLength(1);
     const second = response.text.slice(response.text.indexOf('first') + 'first'.length);

@@ -4,28 +4,35 @@ import { duplicateKeyPointers } from '../../functions/shared/http/json-duplicate
 
 describe('duplicateKeyPointers', () => {
   it('finds a duplicated top-level key', () => {
-    expect(duplicateKeyPointers('{"OrganizationId":"a","OrganizationId":"b","Messages":[]}')).toEqual(['/OrganizationId']);
+    expect(duplicateKeyPointers('{"OrganizationId":"a","OrganizationId":"b","Messages":[]}').pointers).toEqual(['/OrganizationId']);
   });
 
   it('points into arrays and nested objects, with escaped segments', () => {
     const text = '{"Messages":[{"To":["x"]},{"To":["a"], "Subject":"s" , "To":["b"]}],"a/b":{"k~":1,"k~":2}}';
-    expect(duplicateKeyPointers(text)).toEqual(['/Messages/1/To', '/a~1b/k~0']);
+    expect(duplicateKeyPointers(text).pointers).toEqual(['/Messages/1/To', '/a~1b/k~0']);
   });
 
   it('compares keys by their decoded value, and ignores look-alikes inside strings', () => {
-    expect(duplicateKeyPointers('{"To":1,"\\u0054o":2}')).toEqual(['/To']);
-    expect(duplicateKeyPointers('{"a":"{\\"a\\":1,\\"a\\":2}","b":"\\\\"}')).toEqual([]);
+    expect(duplicateKeyPointers('{"To":1,"\\u0054o":2}').pointers).toEqual(['/To']);
+    expect(duplicateKeyPointers('{"a":"{\\"a\\":1,\\"a\\":2}","b":"\\\\"}').pointers).toEqual([]);
+  });
+
+  it('counts every duplicate past the listing limit, and lists only up to it', () => {
+    const text = `{${Array.from({ length: 3_000 }, (_, i) => `"k":${i}`).join(',')}}`;
+    const found = duplicateKeyPointers(text);
+    expect(found.pointers).toEqual(Array.from({ length: 100 }, () => '/k'));
+    expect(found.total).toBe(2_999);
   });
 
   it('allows the same key in different objects', () => {
-    expect(duplicateKeyPointers('[{"a":1},{"a":2},{"b":{"a":3}}]')).toEqual([]);
+    expect(duplicateKeyPointers('[{"a":1},{"a":2},{"b":{"a":3}}]').pointers).toEqual([]);
   });
 
   it('finds nothing in any JSON that JSON.stringify wrote (which cannot repeat a key)', () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
-        expect(duplicateKeyPointers(JSON.stringify(value))).toEqual([]);
-        expect(duplicateKeyPointers(JSON.stringify(value, null, 2))).toEqual([]);
+        expect(duplicateKeyPointers(JSON.stringify(value)).pointers).toEqual([]);
+        expect(duplicateKeyPointers(JSON.stringify(value, null, 2)).pointers).toEqual([]);
       }),
       { numRuns: 300 },
     );
@@ -38,7 +45,7 @@ describe('duplicateKeyPointers', () => {
         const key = keys[pick % keys.length]!;
         const text = JSON.stringify(object);
         const repeated = `${text.slice(0, -1)},${JSON.stringify(key)}:null}`;
-        expect(duplicateKeyPointers(repeated)).toEqual([`/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`]);
+        expect(duplicateKeyPointers(repeated).pointers).toEqual([`/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`]);
       }),
       { numRuns: 300 },
     );

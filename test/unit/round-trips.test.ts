@@ -58,9 +58,11 @@ function wireCountedStore(items: readonly WireItem[], options: { unprocessed?: r
 
 function tenantItems(apiKey: string, organizationId = ORG): WireItem[] {
   const key = itemKey.apiKey(hashApiKey(apiKey));
+  const user = itemKey.user('u1');
   const org = itemKey.organization(organizationId);
   return [
     { pk: { S: key.pk }, sk: { S: key.sk }, userId: { S: 'u1' } },
+    { pk: { S: user.pk }, sk: { S: user.sk }, keyHash: { S: hashApiKey(apiKey) } },
     { pk: { S: org.pk }, sk: { S: org.sk }, organizationId: { S: organizationId }, members: { SS: ['u1'] }, senders: { SS: ['example.com'] } },
   ];
 }
@@ -68,7 +70,9 @@ function tenantItems(apiKey: string, organizationId = ORG): WireItem[] {
 describe('auth path DynamoDB round trips', () => {
   const keyPk = (apiKey: string) => itemKey.apiKey(hashApiKey(apiKey)).pk;
 
-  it('reads the key, then the Organization of a known key, on a cache miss, and makes no request on a hit', async () => {
+  const userPk = itemKey.user('u1').pk;
+
+  it('reads the key, then whether its user still holds it, then the Organization of a known key, on a cache miss, and makes no request on a hit', async () => {
     const apiKey = generateApiKey();
     const { store, requests } = wireCountedStore(tenantItems(apiKey));
     const cached = new CachedAccessStore(store, { ttlSeconds: 30 });
@@ -77,6 +81,7 @@ describe('auth path DynamoDB round trips', () => {
     const organization = await authoriseOrganization(caller, ORG, cached);
     expect(requests).toEqual([
       { operation: 'BatchGetItem', keys: [keyPk(apiKey)] },
+      { operation: 'BatchGetItem', keys: [userPk] },
       { operation: 'BatchGetItem', keys: [itemKey.organization(ORG).pk] },
     ]);
     expect(caller.userId).toBe('u1');
@@ -90,22 +95,48 @@ describe('auth path DynamoDB round trips', () => {
     expect(requests).toEqual([]);
   });
 
-  it('makes two requests per authorised request when the cache is off', async () => {
+  it('makes three requests per authorised request when the cache is off', async () => {
     const apiKey = generateApiKey();
     const { store, requests } = wireCountedStore(tenantItems(apiKey));
     for (let i = 0; i < 3; i++) await authoriseOrganization(await authenticate(apiKey, store), ORG, store);
-    expect(requests.map((r) => r.keys.length)).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(requests.map((r) => r.keys)).toEqual(Array.from({ length: 3 }, () => [[keyPk(apiKey)], [userPk], [itemKey.organization(ORG).pk]]).flat());
   });
 
   it('asks only for the Organization when the key is cached but the Organization is not', async () => {
     const apiKey = generateApiKey();
-    const { store, requests } = wireCountedStore([...tenantItems(apiKey), ...tenantItems(apiKey, OTHER_ORG).slice(1)]);
+    const { store, requests } = wireCountedStore([...tenantItems(apiKey), ...tenantItems(apiKey, OTHER_ORG).slice(2)]);
     const cached = new CachedAccessStore(store, { ttlSeconds: 30 });
     await authoriseOrganization(await authenticate(apiKey, cached), ORG, cached);
     requests.length = 0;
     const other = await authoriseOrganization(await authenticate(apiKey, cached), OTHER_ORG, cached);
     expect(requests).toEqual([{ operation: 'BatchGetItem', keys: [itemKey.organization(OTHER_ORG).pk] }]);
     expect(other.organizationId).toBe(OTHER_ORG);
+  });
+
+  it('makes a 403 cost one Organization read, whether the Organization was cached or never seen (security audit round 2, finding 7)', async () => {
+    const member = generateApiKey();
+    const outsider = generateApiKey();
+    const outsiderItems = tenantItems(outsider, OTHER_ORG).map((item) => (item.userId ? { ...item, userId: { S: 'u2' } } : item));
+    const outsiderUser = itemKey.user('u2');
+    const { store, requests } = wireCountedStore([
+      ...tenantItems(member),
+      outsiderItems[0]!,
+      { pk: { S: outsiderUser.pk }, sk: { S: outsiderUser.sk }, keyHash: { S: hashApiKey(outsider) } },
+    ]);
+    const cached = new CachedAccessStore(store, { ttlSeconds: 30 });
+    // The member's request puts ORG in this instance's cache; the outsider's key is cached too.
+    await authoriseOrganization(await authenticate(member, cached), ORG, cached);
+    const caller = await authenticate(outsider, cached);
+    const unknown = '7d3a9c1e-2b4f-4c6d-8e0a-1f2b3c4d5e6f';
+    for (const organizationId of [ORG, unknown, ORG, unknown]) {
+      requests.length = 0;
+      await expect(authoriseOrganization(caller, organizationId, cached)).rejects.toMatchObject({ status: 403 });
+      expect([organizationId, requests]).toEqual([organizationId, [{ operation: 'BatchGetItem', keys: [itemKey.organization(organizationId).pk] }]]);
+    }
+    // A success from the cache still costs nothing.
+    requests.length = 0;
+    await authoriseOrganization(await authenticate(member, cached), ORG, cached);
+    expect(requests).toEqual([]);
   });
 
   it('reads an unknown key once, answers it from the negative entry after that, and never reads an Organization for it', async () => {
@@ -120,7 +151,7 @@ describe('auth path DynamoDB round trips', () => {
     const apiKey = generateApiKey();
     const { store, requests } = wireCountedStore(tenantItems(apiKey), { unprocessed: [keyPk(apiKey)] });
     const caller = await authenticate(apiKey, new CachedAccessStore(store, { ttlSeconds: 30 }));
-    expect(requests.map((r) => r.keys)).toEqual([[keyPk(apiKey)], [keyPk(apiKey)]]);
+    expect(requests.map((r) => r.keys)).toEqual([[keyPk(apiKey)], [keyPk(apiKey)], [userPk]]);
     expect(caller.userId).toBe('u1');
   });
 });

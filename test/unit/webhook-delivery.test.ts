@@ -5,24 +5,25 @@ import type { DeliveryDependencies } from '../../functions/webhooks/deliver';
 import { MAX_ATTEMPTS, RETRY_DELAYS_SECONDS, deliverWebhook, retryAfter } from '../../functions/webhooks/deliver';
 import { AesGcmSealer, SealedSecretError } from '../../functions/shared/webhooks/sealing';
 import { webhookUrlProblem } from '../../functions/shared/webhooks/webhook-url';
+import type { WebhookRequest } from '../../functions/webhooks/post';
 
 const ORG = '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10';
 const SECRET = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
 const sealer = new AesGcmSealer(async () => Buffer.alloc(32, 9));
 const job = { organizationId: ORG, webhookId: 'msg_abc', payload: '{"type":"email.delivered"}' };
 
-async function deps(url: string, answer: () => Promise<Response>, allowLoopbackHttp = true): Promise<DeliveryDependencies & { calls: { url: string; init: RequestInit }[] }> {
+async function deps(url: string, answer: () => Promise<number>, allowLoopbackHttp = true): Promise<DeliveryDependencies & { calls: { url: string; request: WebhookRequest }[] }> {
   const sealedSecret = await sealer.seal(SECRET, ORG);
-  const calls: { url: string; init: RequestInit }[] = [];
+  const calls: { url: string; request: WebhookRequest }[] = [];
   return {
     calls,
     webhooks: { get: async (org) => (org === ORG ? { organizationId: ORG, url, sealedSecret, createdAt: 'x' } : undefined) },
     sealer,
     allowLoopbackHttp,
-    fetch: (async (input: string, init: RequestInit) => {
-      calls.push({ url: input, init });
+    post: async (target, request) => {
+      calls.push({ url: target, request });
       return answer();
-    }) as unknown as typeof fetch,
+    },
     logger: new Logger({ logLevel: 'SILENT' }),
     now: () => Date.UTC(2026, 0, 1),
   };
@@ -30,9 +31,9 @@ async function deps(url: string, answer: () => Promise<Response>, allowLoopbackH
 
 describe('deliverWebhook', () => {
   it('signs what it posts so that standardwebhooks verifies it with the secret', async () => {
-    const d = await deps('https://hooks.example.com/in', async () => new Response(null, { status: 204 }));
+    const d = await deps('https://hooks.example.com/in', async () => 204);
     expect(await deliverWebhook(job, 1, d)).toEqual({ kind: 'delivered' });
-    const headers = d.calls[0]!.init.headers as Record<string, string>;
+    const headers = { ...d.calls[0]!.request.headers };
     expect(headers['webhook-id']).toBe('msg_abc');
     expect(headers['webhook-timestamp']).toBe(String(Date.UTC(2026, 0, 1) / 1000));
     // Verified as of the attempt's own time (the library refuses stale timestamps).
@@ -42,10 +43,10 @@ describe('deliverWebhook', () => {
   });
 
   it('retries a non-2xx answer or no answer on the schedule, and gives up after the last attempt', async () => {
-    const failing = await deps('https://hooks.example.com/in', async () => new Response('no', { status: 500 }));
+    const failing = await deps('https://hooks.example.com/in', async () => 500);
     expect(await deliverWebhook(job, 1, failing)).toEqual({ kind: 'retry', afterSeconds: 5 });
     const dead = await deps('https://hooks.example.com/in', async () => {
-      throw new TypeError('fetch failed');
+      throw new Error('connect ECONNREFUSED');
     });
     expect(await deliverWebhook(job, MAX_ATTEMPTS - 1, dead)).toEqual({ kind: 'retry', afterSeconds: 36_000 });
     expect(await deliverWebhook(job, MAX_ATTEMPTS, dead)).toEqual({ kind: 'retry', afterSeconds: undefined });
@@ -58,9 +59,9 @@ describe('deliverWebhook', () => {
   });
 
   it('drops the delivery when the webhook was removed, or its URL is plain http outside the local stack', async () => {
-    const removed = await deps('https://hooks.example.com/in', async () => new Response(null, { status: 200 }));
+    const removed = await deps('https://hooks.example.com/in', async () => 200);
     expect(await deliverWebhook({ ...job, organizationId: '00000000-0000-4000-8000-000000000000' }, 1, removed)).toEqual({ kind: 'dropped' });
-    const plain = await deps('http://127.0.0.1:9/in', async () => new Response(null, { status: 200 }), false);
+    const plain = await deps('http://127.0.0.1:9/in', async () => 200, false);
     expect(await deliverWebhook(job, 1, plain)).toEqual({ kind: 'dropped' });
     expect(plain.calls).toEqual([]);
   });

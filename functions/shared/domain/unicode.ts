@@ -16,3 +16,12 @@ export function codePointLength(text: string): number {
   for (const _ of text) n++;
   return n;
 }
+
+/**
+ * Lower-cases A-Z and nothing else. `String.prototype.toLowerCase` folds some non-ASCII letters
+ * into ASCII ones (U+212A KELVIN SIGN becomes `k`), which would let `\u212Aate@…` match `kate@…`;
+ * addresses are compared ASCII-case-insensitively only.
+ */
+export function asciiLowerCase(text: string): string {
+  return text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+}

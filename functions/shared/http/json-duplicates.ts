@@ -10,8 +10,16 @@ type Frame =
   | { kind: 'object'; path: string; keys: Set<string>; key: string | undefined; expectKey: boolean }
   | { kind: 'array'; path: string; index: number };
 
-export function duplicateKeyPointers(text: string, limit = 100): string[] {
-  const found: string[] = [];
+/** The first `limit` duplicate keys' pointers, and how many there are in all. */
+export interface DuplicateKeys {
+  readonly pointers: string[];
+  readonly total: number;
+}
+
+export function duplicateKeyPointers(text: string, limit = 100): DuplicateKeys {
+  const pointers: string[] = [];
+  // Every duplicate is counted, as every problem list counts all it found; only `limit` are kept.
+  let total = 0;
   const stack: Frame[] = [];
   const childPath = (): string => {
     const parent = stack[stack.length - 1];
@@ -19,7 +27,7 @@ export function duplicateKeyPointers(text: string, limit = 100): string[] {
     return parent.kind === 'object' ? `${parent.path}/${escapePointer(parent.key ?? '')}` : `${parent.path}/${parent.index}`;
   };
 
-  for (let i = 0; i < text.length && found.length < limit; i++) {
+  for (let i = 0; i < text.length; i++) {
     const char = text[i];
     if (char === '"') {
       const start = i;
@@ -32,7 +40,7 @@ export function duplicateKeyPointers(text: string, limit = 100): string[] {
       const top = stack[stack.length - 1];
       if (top?.kind === 'object' && top.expectKey) {
         const key = JSON.parse(text.slice(start, i + 1)) as string;
-        if (top.keys.has(key)) found.push(`${top.path}/${escapePointer(key)}`);
+        if (top.keys.has(key) && total++ < limit) pointers.push(`${top.path}/${escapePointer(key)}`);
         top.keys.add(key);
         top.key = key;
         top.expectKey = false;
@@ -49,7 +57,7 @@ export function duplicateKeyPointers(text: string, limit = 100): string[] {
       else if (top?.kind === 'array') top.index++;
     }
   }
-  return found;
+  return { pointers, total };
 }
 
 /** True when arrays and objects nest deeper than `limit` (the text must already have parsed as JSON). */

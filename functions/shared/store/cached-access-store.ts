@@ -1,8 +1,14 @@
 /**
  * A per-instance cache in front of the access store, so a warm function authenticates without
  * a database round trip. Every entry, found or not, lives `AUTH_CACHE_SECONDS` (so a rotated or
- * revoked key stops working within that time, and a missing Organization looks exactly like a
- * forbidden one for just as long: its timing tells nothing).
+ * revoked key stops working within that time).
+ *
+ * Only a yes is answered from memory when the caller's membership is asked about: a refusal
+ * (Organization unknown, or the caller not a member) is always read again. Otherwise a 403 for an
+ * Organization someone on this instance used recently came from memory while one for an unknown
+ * Organization cost a round trip, and the difference told any caller with a valid key which
+ * Organizations are in use (security audit round 2, finding 7). Now every 403 costs exactly one
+ * read; and a member just added gets in at once.
  *
  * Unknown keys are remembered too, so a flood of one bad key cannot turn into a flood of reads,
  * but in a cache of their own: a flood of forged keys can only push out other forged keys, never
@@ -11,7 +17,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LRUCache } from 'lru-cache';
 import { DynamoDbAccessStore } from './dynamodb-access-store';
-import type { AccessLookup, AccessStore, KeyRecord, OrganizationAccess } from './ports';
+import type { AccessLookup, AccessStore, KeyRecord, LookupOptions, OrganizationAccess } from './ports';
 
 export interface AccessCacheOptions {
   readonly ttlSeconds: number;
@@ -45,9 +51,10 @@ export class CachedAccessStore implements AccessStore {
     this.organizations = new LRUCache(settings);
   }
 
-  async lookup(keyHash: string | undefined, organizationId: string | undefined): Promise<AccessLookup> {
+  async lookup(keyHash: string | undefined, organizationId: string | undefined, options: LookupOptions = {}): Promise<AccessLookup> {
     const cachedKey = keyHash === undefined ? undefined : (this.keys.get(keyHash) ?? this.unknownKeys.get(keyHash));
-    const cachedOrg = organizationId === undefined ? undefined : this.organizations.get(organizationId);
+    let cachedOrg = organizationId === undefined ? undefined : this.organizations.get(organizationId);
+    if (options.memberId !== undefined && (cachedOrg === MISSING || (cachedOrg && !cachedOrg.members.has(options.memberId)))) cachedOrg = undefined;
     const needKey = keyHash !== undefined && cachedKey === undefined;
     const needOrg = organizationId !== undefined && cachedOrg === undefined;
 

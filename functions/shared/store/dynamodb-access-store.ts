@@ -3,13 +3,19 @@ import type { AccessLookup, AccessStore, KeyRecord, OrganizationAccess } from '.
 import { readLimits } from '../domain/org-limits';
 import { batchGetAll } from './batch-get';
 import { withStorageFaults } from './storage-errors';
-import { LIMITS_ATTRIBUTE, SUPPRESSION_COUNT_ATTRIBUTE, itemKey } from './table';
+import { LIMITS_ATTRIBUTE, SUPPRESSION_COUNT_ATTRIBUTE, USER_KEY_PROJECTION, itemKey } from './table';
 
 function stringSet(value: unknown): ReadonlySet<string> {
   return value instanceof Set ? (value as Set<string>) : new Set();
 }
 
-/** The request path's reads: the key and the Organization in a single BatchGetItem. */
+/**
+ * The request path's reads: the key and the Organization in a single BatchGetItem; for a key
+ * found, then its user's current key hash. A key authenticates only while its user names it
+ * (the user item is where a key change commits, dynamodb-key-store.ts): a key item left behind
+ * by an interrupted or raced change authenticates nothing. With the auth cache that second read
+ * is made on a miss only, so a warm instance still makes no round trip at all.
+ */
 export class DynamoDbAccessStore implements AccessStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -27,10 +33,10 @@ export class DynamoDbAccessStore implements AccessStore {
       batchGetAll(this.client, this.tableName, keys, { projection: `sk, userId, organizationId, members, senders, ${SUPPRESSION_COUNT_ATTRIBUTE}, ${LIMITS_ATTRIBUTE}` }),
     );
 
-    let key: KeyRecord | undefined;
+    let candidate: KeyRecord | undefined;
     let organization: OrganizationAccess | undefined;
     for (const item of items) {
-      if (item.sk === 'KEY' && typeof item.userId === 'string') key = { userId: item.userId };
+      if (item.sk === 'KEY' && typeof item.userId === 'string') candidate = { userId: item.userId };
       if (item.sk === 'ORG' && typeof item.organizationId === 'string') {
         organization = {
           organizationId: item.organizationId,
@@ -41,6 +47,13 @@ export class DynamoDbAccessStore implements AccessStore {
         };
       }
     }
+    const key = candidate && keyHash && (await this.holds(candidate.userId, keyHash)) ? candidate : undefined;
     return { ...(key && { key }), ...(organization && { organization }) };
+  }
+
+  /** Whether the user's item names this key hash as its key (the function may read `keyHash` of a user and nothing else). */
+  private async holds(userId: string, keyHash: string): Promise<boolean> {
+    const [user] = await withStorageFaults(() => batchGetAll(this.client, this.tableName, [itemKey.user(userId)], { projection: USER_KEY_PROJECTION }));
+    return user?.keyHash === keyHash;
   }
 }

@@ -2,19 +2,31 @@
  * Users and their one API key: the rules for generating, rotating, showing and revoking a key,
  * in one place for the admin command line and the self-service settings API alike.
  *
- * dynalite (the local DynamoDB) has no transactions, so a key change is a sequence of single-item
- * writes with one conditional write on the user item as its commit point (that is what keeps "at
- * most one key per user" true under races), ordered so that an interruption fails closed: a key
- * that should stop working never keeps working; at worst the user is left with no working key and
- * runs rotate again.
+ * Who holds a key is decided by the user item alone: its `keyHash` names the one key that works
+ * (authentication checks it, functions/shared/store/dynamodb-access-store.ts). The `KEY#<hash>`
+ * item is only the index from a key to its user. dynalite (the local DynamoDB) has no
+ * transactions, so a key change is the writes `keyChange` builds, applied one after another:
+ *
+ * 1. the new key's item, inert while the user does not name its hash;
+ * 2. the commit: a conditional update of the user item, which loses cleanly to a concurrent
+ *    generate/rotate/revoke (the condition is the user's current hash);
+ * 3. the replaced key's item removed, inert since step 2.
+ *
+ * A change that loses at step 2 removes its own new item. However the writes interleave or are
+ * delayed (security audit round 2, finding 1: a rotate's late write used to leave a key item that
+ * outlived `revoke`), a key works only while its user names it; an item left behind by an
+ * interrupted change authenticates nothing, and `sweepOrphans` (`key sweep`) removes it. The
+ * three writes map one to one onto a TransactWriteItems, should the store ever need one.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DeleteCommandInput, PutCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { generateApiKey, hashApiKey, keyLastFour, maskApiKey } from '../domain/api-keys';
-import { conditionally } from './conditions';
+import { parseEmailAddress } from '../domain/email-address';
+import { conditionally, unlessConditionFails } from './conditions';
 import type { IssuedKey, KeySummary, User } from './records';
 import { RecordConflictError, RecordNotFoundError } from './records';
-import { itemKey } from './table';
+import { ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, itemKey } from './table';
 
 export interface StoredUser extends User {
   readonly keyHash?: string;
@@ -25,6 +37,30 @@ export interface StoredUser extends User {
 }
 
 type Item = Record<string, unknown>;
+
+/** The key fields a change sets on the user item (issue 24 adds the sealed key beside them). */
+interface NewKeyFields {
+  readonly keyHash: string;
+  readonly keyLastFour: string;
+  readonly keyCreatedAt: string;
+}
+
+/** One key change, as the writes that make it (see the file's opening comment). */
+interface KeyChange {
+  readonly userId: string;
+  /** The new key's item, written first: it authenticates only once the commit names its hash. */
+  readonly put?: PutCommandInput;
+  /** The conditional update of the user item: the change happens here, or not at all. */
+  readonly commit: UpdateCommandInput;
+  /** The replaced key's item, inert from the commit on. */
+  readonly retire?: DeleteCommandInput;
+}
+
+/**
+ * A key item younger than this may belong to a change still in flight (written, not yet
+ * committed), so the sweep leaves it alone. Longer than any function or CLI call runs.
+ */
+export const SWEEP_MIN_AGE_MS = 15 * 60_000;
 
 export class DynamoDbKeyStore {
   constructor(
@@ -40,9 +76,15 @@ export class DynamoDbKeyStore {
     return toUser(userId, Item);
   }
 
-  /** The user with that e-mail address (compared case-insensitively), if there is one. */
+  /**
+   * The user with that e-mail address, if there is one: compared ASCII-case-insensitively, with
+   * no other folding; an address the service would not take (a non-ASCII local part, CONTRACT
+   * section 2) matches nobody.
+   */
   async findUserByEmail(email: string): Promise<StoredUser | undefined> {
-    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: itemKey.email(email), ConsistentRead: true }));
+    const address = parseEmailAddress(email.trim());
+    if (!address) return undefined;
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: itemKey.email(address.ascii), ConsistentRead: true }));
     if (typeof Item?.userId !== 'string') return undefined;
     return this.getUser(Item.userId).catch((error: unknown) => {
       if (error instanceof RecordNotFoundError) return undefined;
@@ -55,7 +97,15 @@ export class DynamoDbKeyStore {
     if (user.organizations.length === 0) return [];
     const { Responses } = await this.client.send(
       new BatchGetCommand({
-        RequestItems: { [this.tableName]: { Keys: user.organizations.slice(0, 100).map((id) => itemKey.organization(id)), ConsistentRead: true } },
+        RequestItems: {
+          [this.tableName]: {
+            Keys: user.organizations.slice(0, 100).map((id) => itemKey.organization(id)),
+            ConsistentRead: true,
+            // What the settings API's IAM lets it read of an Organization, and all it needs.
+            ProjectionExpression: ORGANIZATION_NAME_ATTRIBUTES.map((name) => `#${name}`).join(', '),
+            ExpressionAttributeNames: Object.fromEntries(ORGANIZATION_NAME_ATTRIBUTES.map((name) => [`#${name}`, name])),
+          },
+        },
       }),
     );
     return (Responses?.[this.tableName] ?? [])
@@ -87,48 +137,104 @@ export class DynamoDbKeyStore {
   async revoke(userId: string): Promise<void> {
     const user = await this.getUser(userId);
     if (!user.keyHash) throw new RecordNotFoundError(`user ${user.id} has no key`);
-    // The key item goes first: from that moment the key no longer authenticates.
-    await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: itemKey.apiKey(user.keyHash) }));
-    await this.conditionalKeyUpdate(user.id, user.keyHash, 'REMOVE keyHash, keyLastFour, keyCreatedAt');
+    await this.apply(this.keyChange(user.id, user.keyHash, undefined));
+  }
+
+  /**
+   * Removes every key item older than `minAgeMs` whose user does not name its hash (left by an
+   * interrupted key change, or by the rotate race of earlier versions); returns how many. A scan
+   * of the key partitions: an operator's command, never on a request path.
+   */
+  async sweepOrphans(minAgeMs: number = SWEEP_MIN_AGE_MS): Promise<number> {
+    const before = new Date(this.now().getTime() - minAgeMs).toISOString();
+    let removed = 0;
+    let start: Item | undefined;
+    do {
+      const page = await this.client.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          FilterExpression: 'begins_with(pk, :key) AND sk = :sk AND (attribute_not_exists(createdAt) OR createdAt < :before)',
+          ExpressionAttributeValues: { ':key': PARTITIONS.apiKey, ':sk': 'KEY', ':before': before },
+          ProjectionExpression: 'pk, userId',
+          ...(start && { ExclusiveStartKey: start }),
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const keyHash = String(item.pk).slice(PARTITIONS.apiKey.length);
+        const holder = typeof item.userId === 'string' ? await this.getUser(item.userId).catch(() => undefined) : undefined;
+        if (holder?.keyHash === keyHash) continue;
+        const deleted = await unlessConditionFails(() =>
+          this.client.send(
+            new DeleteCommand({
+              TableName: this.tableName,
+              Key: itemKey.apiKey(keyHash),
+              // Unchanged since it was read: a (vanishingly unlikely) new item of that hash stays.
+              ConditionExpression: item.userId === undefined ? 'attribute_not_exists(userId)' : 'userId = :user',
+              ...(item.userId !== undefined && { ExpressionAttributeValues: { ':user': item.userId } }),
+            }),
+          ),
+        );
+        if (deleted) removed++;
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return removed;
   }
 
   private async writeKey(userId: string, oldHash: string | undefined): Promise<IssuedKey> {
     const key = generateApiKey();
-    const keyHash = hashApiKey(key);
     const createdAt = this.now().toISOString();
-    // Old key out first (fail closed), then the conditional user update that commits the change
-    // and loses cleanly to a concurrent generate/rotate, then the new key item that makes it work.
-    if (oldHash) await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: itemKey.apiKey(oldHash) }));
-    await this.conditionalKeyUpdate(userId, oldHash, 'SET keyHash = :new, keyLastFour = :lastFour, keyCreatedAt = :createdAt', {
-      ':new': keyHash,
-      ':lastFour': keyLastFour(key),
-      ':createdAt': createdAt,
-    });
-    await this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: { ...itemKey.apiKey(keyHash), userId, createdAt },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+    await this.apply(this.keyChange(userId, oldHash, { keyHash: hashApiKey(key), keyLastFour: keyLastFour(key), keyCreatedAt: createdAt }));
     return { userId, key, createdAt };
   }
 
-  /** Updates the user's key fields only if the stored key is still `expected` (none: no key). */
-  private async conditionalKeyUpdate(userId: string, expected: string | undefined, expression: string, values: Item = {}): Promise<void> {
-    await conditionally(
-      () =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: itemKey.user(userId),
-            UpdateExpression: expression,
-            ConditionExpression: expected ? 'attribute_exists(pk) AND keyHash = :expected' : 'attribute_exists(pk) AND attribute_not_exists(keyHash)',
-            ...((expected || Object.keys(values).length > 0) && { ExpressionAttributeValues: { ...values, ...(expected && { ':expected': expected }) } }),
-          }),
-        ),
-      (cause) => new RecordConflictError(`the key of user ${userId} changed meanwhile; check it with "key show" and run the command again`, { cause }),
-    );
+  /**
+   * The writes that move the user from the key `oldHash` (none: no key) to `next` (none: no
+   * key). The one place a key change is defined: generate, rotate and revoke all come here.
+   */
+  private keyChange(userId: string, oldHash: string | undefined, next: NewKeyFields | undefined): KeyChange {
+    const condition = oldHash ? 'attribute_exists(pk) AND keyHash = :expected' : 'attribute_exists(pk) AND attribute_not_exists(keyHash)';
+    const values: Item = { ...(oldHash && { ':expected': oldHash }) };
+    let update = 'REMOVE keyHash, keyLastFour, keyCreatedAt';
+    if (next) {
+      update = 'SET keyHash = :hash, keyLastFour = :lastFour, keyCreatedAt = :createdAt';
+      Object.assign(values, { ':hash': next.keyHash, ':lastFour': next.keyLastFour, ':createdAt': next.keyCreatedAt });
+    }
+    return {
+      userId,
+      ...(next && {
+        put: {
+          TableName: this.tableName,
+          Item: { ...itemKey.apiKey(next.keyHash), userId, createdAt: next.keyCreatedAt },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      }),
+      commit: {
+        TableName: this.tableName,
+        Key: itemKey.user(userId),
+        UpdateExpression: update,
+        ConditionExpression: condition,
+        ...(Object.keys(values).length > 0 && { ExpressionAttributeValues: values }),
+      },
+      ...(oldHash && { retire: { TableName: this.tableName, Key: itemKey.apiKey(oldHash) } }),
+    };
+  }
+
+  /** Applies a key change in its order; a change that loses the commit takes its new item back. */
+  private async apply(change: KeyChange): Promise<void> {
+    const { userId, put } = change;
+    if (put) await this.client.send(new PutCommand(put));
+    try {
+      await conditionally(
+        () => this.client.send(new UpdateCommand(change.commit)),
+        (cause) => new RecordConflictError(`the key of user ${userId} changed meanwhile; check it with "key show" and run the command again`, { cause }),
+      );
+    } catch (error) {
+      // Best effort: if this fails too, the item is inert anyway and `key sweep` removes it.
+      if (put?.Item) await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: put.Item.pk, sk: put.Item.sk } })).catch(() => undefined);
+      throw error;
+    }
+    if (change.retire) await this.client.send(new DeleteCommand(change.retire));
   }
 }
 

@@ -33,9 +33,17 @@ export interface AccessLookup {
   readonly organization?: OrganizationAccess;
 }
 
+export interface LookupOptions {
+  /**
+   * The user who must be a member of the Organization. A cache then answers only a yes from
+   * memory; a no is read again, so a refusal costs the same round trip whatever the cache held.
+   */
+  readonly memberId?: string;
+}
+
 export interface AccessStore {
   /** Fetches the key's record and the Organization's record together, in one round trip. */
-  lookup(keyHash: string | undefined, organizationId: string | undefined): Promise<AccessLookup>;
+  lookup(keyHash: string | undefined, organizationId: string | undefined, options?: LookupOptions): Promise<AccessLookup>;
 }
 
 /** A response as first sent, kept so a retry with the same Idempotency-Key gets it again. */

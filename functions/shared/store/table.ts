@@ -14,6 +14,8 @@
  * | suppressed address  | SUPP#<orgId>         | address | reason, at, messageId                           |
  * | webhook             | HOOK#<orgId>         | HOOK    | url, secret (sealed), createdAt                 |
  */
+import { asciiLowerCase } from '../domain/unicode';
+
 export const TABLE_SCHEMA = {
   partitionKey: 'pk',
   sortKey: 'sk',
@@ -31,6 +33,17 @@ const P = PARTITIONS;
 export const DELIVERY_PARTITIONS = { message: 'MSG#', suppression: 'SUPP#', webhook: 'HOOK#' } as const;
 const D = DELIVERY_PARTITIONS;
 
+/**
+ * What an API-key function reads of a user item: the hash of the key it holds. Its IAM allows
+ * these attributes of `USER#` items and no others (`dynamodb:Attributes`).
+ */
+export const USER_KEY_ATTRIBUTES = ['pk', 'sk', 'keyHash'] as const;
+export const USER_KEY_PROJECTION = USER_KEY_ATTRIBUTES.join(', ');
+/** The user item's key fields: all a key change writes there (dynamodb-key-store.ts), and all the settings API may. */
+export const USER_KEY_FIELDS = ['keyHash', 'keyLastFour', 'keyCreatedAt'] as const;
+/** What the settings API reads of an Organization: its name, and the members that say the user may see it. */
+export const ORGANIZATION_NAME_ATTRIBUTES = ['pk', 'sk', 'organizationId', 'name', 'members'] as const;
+
 /** The Organization item's count of suppressed addresses (an upper bound: see dynamodb-suppression-store.ts). */
 export const SUPPRESSION_COUNT_ATTRIBUTE = 'suppressions';
 /** The Organization item's operator-set limits (domain/org-limits.ts). */
@@ -39,7 +52,7 @@ export const LIMITS_ATTRIBUTE = 'limits';
 export const itemKey = {
   apiKey: (keyHash: string) => ({ pk: `${P.apiKey}${keyHash}`, sk: 'KEY' }),
   user: (userId: string) => ({ pk: `${P.user}${userId}`, sk: 'USER' }),
-  email: (email: string) => ({ pk: `${P.email}${email.toLowerCase()}`, sk: 'EMAIL' }),
+  email: (email: string) => ({ pk: `${P.email}${asciiLowerCase(email)}`, sk: 'EMAIL' }),
   organization: (organizationId: string) => ({ pk: `${P.organization}${organizationId.toLowerCase()}`, sk: 'ORG' }),
   sendBudget: () => ({ pk: `${P.sendBudget}ses-send-rate`, sk: 'BUDGET' }),
   /** An Organization's use of its daily quota on one UTC day (in the budget's partitions: same IAM). */

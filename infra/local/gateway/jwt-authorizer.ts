@@ -1,7 +1,7 @@
 /**
  * The local stand-in for an API Gateway JWT authorizer: the token from `Authorization`
  * (`Bearer <JWT>`), its signature against the issuer's JWKS, the issuer, the audience (`aud`, or
- * `client_id` as Cognito access tokens carry it), and the time claims, as API Gateway checks them.
+ * `client_id` as Cognito access tokens carry it), and the time claims (`exp` required), as API Gateway checks them.
  * The claims it hands on are those the function would get in AWS.
  */
 import { createRemoteJWKSet, jwtVerify } from 'jose';
@@ -43,8 +43,9 @@ export function createJwtAuthorizer(options: JwtAuthorizerOptions): JwtAuthorize
     const token = BEARER.exec(authorization?.trim() ?? '')?.[1];
     if (!token) return undefined;
     try {
-      // API Gateway accepts RSA signatures only; so does this check.
-      const { payload } = await jwtVerify(token, await keys(), { issuer: options.issuer, algorithms: ['RS256', 'RS384', 'RS512'] });
+      // API Gateway accepts RSA signatures only, and refuses a token without `exp` (one that
+      // would never expire); so does this check.
+      const { payload } = await jwtVerify(token, await keys(), { issuer: options.issuer, algorithms: ['RS256', 'RS384', 'RS512'], requiredClaims: ['exp'] });
       const audiences = [payload.aud ?? [], payload.client_id ?? []].flat().map(String);
       if (!audiences.some((audience) => options.audience.includes(audience))) return undefined;
       const scope = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : null;

@@ -17,6 +17,10 @@ export const gatewayProblems = {
   badGateway: () => new HttpProblem(502, 'bad-gateway', 'Bad gateway', { detail: 'The local gateway could not complete the request.' }),
   starting: () =>
     new HttpProblem(503, 'starting', 'Starting', { detail: 'The local stack is still starting; retry in a moment.', headers: { 'Retry-After': '1' } }),
+  misdirected: () =>
+    new HttpProblem(421, 'misdirected-request', 'Misdirected request', {
+      detail: 'The local stack answers only to Host 127.0.0.1:<port> or localhost:<port>.',
+    }),
   timedOut: (timeoutMs: number) =>
     new HttpProblem(504, 'gateway-timeout', 'Gateway timeout', { detail: `The function did not answer within ${timeoutMs} ms.` }),
 };

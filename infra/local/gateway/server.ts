@@ -12,6 +12,7 @@ import { createServer } from 'node:http';
 import { InvalidAccessTokenProblem } from '../../../functions/me/problems';
 import { DEFAULTS as SERVICE_DEFAULTS } from '../../../functions/shared/runtime/config';
 import { serveDocs } from '../docs';
+import { guardHost } from '../host-guard';
 import { lambdaContext, toHttpApiEvent } from './event';
 import { answerUnparsedRequests, trackResponse } from './pipelining';
 import { gatewayProblems, pageMethodAllowed, sendProblem } from './problems';
@@ -85,6 +86,8 @@ export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
       else res.destroy();
     });
   });
+  // A page on a rebinding domain must get nothing here, not even the docs (host-guard.ts).
+  guardHost(server, (_req, res) => sendProblem(res, gatewayProblems.misdirected(), options.problemTypeBase));
   answerUnparsedRequests(server, options.problemTypeBase, options.log);
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {

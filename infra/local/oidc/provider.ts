@@ -21,6 +21,7 @@ import type { RunningService } from '../emulators';
 import { closeServer, listening } from '../emulators';
 import { MemoryAdapter } from './memory-adapter';
 import { readAll } from '../forward';
+import { guardHost } from '../host-guard';
 import { LOOPBACK } from '../settings';
 import { errorPage, pagePolicy, signInPage, signOutPage, signedOutPage } from './pages';
 
@@ -29,6 +30,13 @@ export const LOCAL_CLIENT_ID = 'email-send-api-settings';
 /** The resource the page's access tokens are for; their audience is the client, as Cognito's. */
 const RESOURCE = 'urn:email-send-api:settings-api';
 const SCOPE = 'openid email';
+/**
+ * oidc-provider's authorization endpoint. Only GET, with the code returned in the query, is let
+ * through to it: `form_post` (and a POSTed authorization request) would let another site's page
+ * receive or start a sign-in by a form it submits (security audit round 2, finding 2); the
+ * settings page never uses either.
+ */
+const AUTHORIZATION_PATH = '/auth';
 
 export interface LocalOidcOptions {
   /** 0 picks a free port. */
@@ -54,7 +62,7 @@ export async function startLocalOidcProvider(options: LocalOidcOptions): Promise
   let handle: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => {
     res.writeHead(503).end();
   };
-  const server = createServer((req, res) => handle(req, res));
+  const server = guardHost(createServer((req, res) => handle(req, res)));
   const port = await listening(server, options.port);
   const issuer = options.issuer ?? `http://${LOOPBACK}:${port}`;
   const clientId = options.clientId ?? LOCAL_CLIENT_ID;
@@ -64,7 +72,12 @@ export async function startLocalOidcProvider(options: LocalOidcOptions): Promise
   const callback = provider.callback();
 
   handle = (req, res) => {
-    const interaction = /^\/interaction\/([\w-]+)$/.exec(new URL(req.url ?? '/', issuer).pathname);
+    const url = new URL(req.url ?? '/', issuer);
+    if (url.pathname === AUTHORIZATION_PATH && (req.method !== 'GET' || (url.searchParams.get('response_mode') ?? 'query') !== 'query')) {
+      send(res, policy, 400, errorPage({ error: 'invalid_request', detail: 'This provider answers authorization requests made with GET, with the code in the query only.' }));
+      return;
+    }
+    const interaction = /^\/interaction\/([\w-]+)$/.exec(url.pathname);
     if (!interaction) {
       callback(req, res);
       return;
@@ -101,6 +114,7 @@ function configuration(options: LocalOidcOptions & { clientId: string; keys: rea
         token_endpoint_auth_method: 'none',
         grant_types: ['authorization_code'],
         response_types: ['code'],
+        response_modes: ['query'],
         redirect_uris: [...options.redirectUris],
         post_logout_redirect_uris: [...options.redirectUris],
       },

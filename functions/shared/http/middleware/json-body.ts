@@ -8,7 +8,7 @@
  */
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { MalformedJsonProblem, PayloadTooLargeProblem, UnsupportedMediaTypeProblem, ValidationProblem } from '../problems';
+import { MAX_LISTED_PROBLEMS, MalformedJsonProblem, PayloadTooLargeProblem, UnsupportedMediaTypeProblem, ValidationProblem } from '../problems';
 import { duplicateKeyPointers, exceedsNesting } from '../json-duplicates';
 
 export type JsonEvent = APIGatewayProxyEventV2 & { jsonBody?: unknown };
@@ -57,9 +57,12 @@ export function jsonBody(): middy.MiddlewareObj<JsonEvent> {
     if (exceedsNesting(text, MAX_NESTING_DEPTH)) {
       throw new MalformedJsonProblem(`The request body is nested deeper than ${MAX_NESTING_DEPTH} levels; a valid request has 4.`);
     }
-    const duplicates = duplicateKeyPointers(text);
-    if (duplicates.length > 0) {
-      throw new ValidationProblem(duplicates.map((pointer) => ({ pointer, detail: 'duplicate key: give each field once' })));
+    const duplicates = duplicateKeyPointers(text, MAX_LISTED_PROBLEMS);
+    if (duplicates.total > 0) {
+      throw new ValidationProblem(
+        duplicates.pointers.map((pointer) => ({ pointer, detail: 'duplicate key: give each field once' })),
+        { total: duplicates.total },
+      );
     }
   };
   return { before: jsonBodyBefore };

@@ -1,0 +1,46 @@
+/**
+ * DNS rebinding defence for every server of the local stack. Listening on 127.0.0.1 keeps other
+ * machines out, but not a web page: a domain the attacker controls can be made to resolve to
+ * 127.0.0.1 after the page has loaded, and the browser then sends the page's requests here as
+ * same-origin ones, with the attacker's name in `Host`. So a request is served only when its
+ * `Host` is exactly `127.0.0.1:<port>` or `localhost:<port>`, the port being the one the
+ * connection arrived on: the names a browser, curl or the AWS SDK use for this machine. Anything
+ * else gets 421 Misdirected Request and never reaches the server's own handler.
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { LOOPBACK } from './settings';
+
+/** Whether `host` names this machine at the port the request arrived on. */
+export function isLocalHost(host: string | undefined, port: number | undefined): boolean {
+  if (host === undefined || port === undefined) return false;
+  const lower = host.toLowerCase();
+  return lower === `${LOOPBACK}:${port}` || lower === `localhost:${port}`;
+}
+
+export type Refusal = (req: IncomingMessage, res: ServerResponse) => void;
+
+const MISDIRECTED = 'This server answers only to Host 127.0.0.1:<port> or localhost:<port>.\n';
+
+/** The plain answer, for servers with no problem documents of their own. */
+export const refuseMisdirected: Refusal = (_req, res) => {
+  res.writeHead(421, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(MISDIRECTED), 'Cache-Control': 'no-store' });
+  res.end(MISDIRECTED);
+};
+
+/**
+ * Puts the check in front of every request handler the server already has (or gets later through
+ * `createServer`'s listener): for servers built by libraries (the SES emulator, dynalite) as much
+ * as for the stack's own.
+ */
+export function guardHost(server: Server, refuse: Refusal = refuseMisdirected): Server {
+  const handlers = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (!isLocalHost(req.headers.host, req.socket.localPort)) {
+      refuse(req, res);
+      return;
+    }
+    for (const handler of handlers) handler.call(server, req, res);
+  });
+  return server;
+}
