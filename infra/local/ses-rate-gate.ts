@@ -9,13 +9,17 @@
  *   counts them (To + Cc + Bcc), in a token bucket of one second's worth refilled at the rate;
  * - `GetAccount` answers with that rate as `SendQuota.MaxSendRate`;
  * - `GET /rate-limit` says what the gate let through and refused;
- * - everything else (the viewer, `/store`) is passed on unchanged.
+ * - with a mail viewer (`mail-viewer.ts`), the viewer page and `/store` show each message's
+ *   tags, custom headers and inline images too;
+ * - everything else is passed on unchanged.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { RunningService } from './emulators';
 import { closeServer, listening, startSesEmulator } from './emulators';
 import { forwarderTo, readAll } from './forward';
+import type { MailViewer } from './mail-viewer';
+import { createMailViewer } from './mail-viewer';
 import { LOOPBACK } from './settings';
 
 export interface RateGateStats {
@@ -55,6 +59,8 @@ export interface FrontOptions {
   /** Without one, nothing is throttled and GetAccount is the emulator's own answer. */
   readonly maxSendRate?: number | undefined;
   readonly onSent?: SentListener | undefined;
+  /** Adds tags, headers and inline images to the viewer and `/store` (the local stack's own emulator). */
+  readonly viewer?: MailViewer | undefined;
   readonly port?: number;
   readonly now?: () => number;
 }
@@ -102,6 +108,18 @@ export async function startRateGate(options: FrontOptions): Promise<RunningRateG
       json(res, 200, { maxSendRate, ...counts });
       return;
     }
+    const { viewer } = options;
+    if (viewer && req.method === 'GET' && (path === '/' || path === '/store')) {
+      const answer = await fetch(`${options.upstream}${req.url ?? '/'}`);
+      if (path === '/store' && answer.ok) json(res, 200, viewer.augmentStore((await answer.json()) as Record<string, unknown>));
+      else {
+        const text = await answer.text();
+        const page = path === '/' && answer.ok ? viewer.augmentPage(text) : text;
+        res.writeHead(answer.status, { 'Content-Type': answer.headers.get('content-type') ?? 'text/html; charset=utf-8', 'Content-Length': Buffer.byteLength(page) });
+        res.end(page);
+      }
+      return;
+    }
     if (req.method === 'POST' && path === SEND_PATH) {
       const recipients = recipientsOfSendEmail(body);
       if (!take(recipients)) {
@@ -112,9 +130,11 @@ export async function startRateGate(options: FrontOptions): Promise<RunningRateG
       counts.accepted++;
       counts.recipients += recipients;
       const { onSent } = options;
-      if (onSent) {
+      if (onSent || viewer) {
         forwarder.forward(req, body, res, (status, answer) => {
-          if (status === 200) onSent(body, answer);
+          if (status !== 200) return;
+          viewer?.record(body, answer);
+          onSent?.(body, answer);
         });
         return;
       }
@@ -144,7 +164,7 @@ export async function startRateGate(options: FrontOptions): Promise<RunningRateG
 export async function startLocalSes(options: { port: number; maxSendRate?: number | undefined; onSent?: SentListener }): Promise<RunningService & { description: string; upstream: string }> {
   const emulator = await startSesEmulator();
   try {
-    const front = await startRateGate({ upstream: emulator.endpoint, maxSendRate: options.maxSendRate, onSent: options.onSent, port: options.port });
+    const front = await startRateGate({ upstream: emulator.endpoint, maxSendRate: options.maxSendRate, onSent: options.onSent, viewer: createMailViewer(), port: options.port });
     const gate = options.maxSendRate === undefined ? '' : ` behind a ${options.maxSendRate}/s send-rate gate (SES_MAX_SEND_RATE)`;
     return {
       ...front,
