@@ -5,11 +5,17 @@
  * all-or-nothing refusals, the mail viewer's additions, and the body limits the local gateway
  * shares with API Gateway and Lambda.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import libmime from 'libmime';
+import { generateApiKey } from '../../functions/shared/domain/api-keys';
 import type { Message } from '../support/api-client';
 import type { TestStack, Tenant } from './helpers';
 import { adminEnv, adminJson, clearEmails, clientOf, expectClientProblem, expectProblem, messageBody, provisionTenant, send, startTestStack } from './helpers';
@@ -214,6 +220,27 @@ describe('tags come back', () => {
   });
 });
 
+describe('docs/message-content.md', () => {
+  it('has a curl with an attachment that works as written against the local stack', async () => {
+    const page = await readFile(new URL('../../docs/message-content.md', import.meta.url), 'utf8');
+    const script = /```sh\n([\s\S]*?)```/.exec(page)![1]!.replace('http://127.0.0.1:3000', stack.apiUrl);
+    const dir = await mkdtemp(join(tmpdir(), 'message-content-'));
+    try {
+      const pdf = randomBytes(50_000);
+      await writeFile(join(dir, 'invoice.pdf'), pdf);
+      const demo = stack.demo!;
+      const { stdout } = await promisify(execFile)('sh', ['-c', script], { cwd: dir, env: { PATH: process.env.PATH, API_KEY: demo.apiKey, ORGANIZATION_ID: demo.organizationId } });
+      expect(JSON.parse(stdout)).toMatchObject({ Messages: [{ Index: 0, Status: 'Sent' }] });
+      const [email] = await stored();
+      expect(Buffer.from(email!.attachments[0].content, 'base64').equals(pdf)).toBe(true);
+      expect(email!.attachments[1]).toMatchObject({ contentId: 'logo', contentDisposition: 'INLINE' });
+      expect(email!.tags).toEqual({ invoice: '2026-0042', customer: 'c_981' });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the mail viewer', () => {
   it('lists each message\'s custom headers and tags beside reply-to and attachments', async () => {
     const page = await (await fetch(stack.viewerUrl!)).text();
@@ -225,18 +252,25 @@ describe('the mail viewer', () => {
 });
 
 describe('sizes', () => {
+  const LIMIT = 5 * 1024 * 1024;
+  const withFile = (file: Buffer) => messageBody(tenant.organizationId, { Attachments: [{ FileName: 'big.pdf', Content: file.toString('base64') }] });
+  /** The largest file whose request fits the default body limit exactly (base64: 4 characters for 3 bytes). */
+  const largest = () => Math.floor((LIMIT - JSON.stringify(withFile(Buffer.alloc(0))).length) / 4) * 3;
+
   it('sends the largest attachment that fits the default 5 MiB body, byte for byte', async () => {
-    // 5 MiB of body, less the request's other fields, is 3/4 of that as a file: base64 grows it by a third.
-    const file = randomBytes(3_900_000);
+    const file = randomBytes(largest());
+    expect(file.length).toBeGreaterThan(3_900_000);
+    expect(JSON.stringify(withFile(file)).length).toBeLessThanOrEqual(LIMIT);
     const { response } = await sendMessages([{ Attachments: [{ FileName: 'big.pdf', Content: file.toString('base64') }] }]);
     expect(response.status).toBe(200);
     const [email] = await stored();
     expect(Buffer.from(email!.attachments[0].content, 'base64').equals(file)).toBe(true);
   });
 
-  it('answers 413 to a body over the limit, from a caller with a key or without one', async () => {
-    const body = messageBody(tenant.organizationId, { Attachments: [{ FileName: 'big.pdf', Content: randomBytes(4_000_000).toString('base64') }] });
+  it('answers 413 to three bytes more, before looking the key up, and sends nothing', async () => {
+    const body = withFile(randomBytes(largest() + 3));
     await expectProblem(await send(stack, tenant.apiKey, body), 413);
+    await expectProblem(await send(stack, generateApiKey(), body), 413);
     expect(await stored()).toHaveLength(0);
   });
 });
