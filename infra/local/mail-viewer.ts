@@ -28,17 +28,30 @@ interface Extras {
 /** Header fields the composer or the service writes on every `Raw` message: not custom ones. */
 const STANDARD_HEADERS = new Set(['from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'message-id', 'date', 'mime-version']);
 
-/** The custom header fields of a MIME message's header block, unfolded, in order. */
-export function customHeadersOf(mime: string): { name: string; value: string }[] {
+/** Every field of a MIME message's header block, unfolded, in order. */
+export function headerFieldsOf(mime: string): { name: string; value: string }[] {
   const end = mime.search(/\r?\n\r?\n/);
   const block = (end === -1 ? mime : mime.slice(0, end)).replace(/\r?\n[ \t]+/g, ' ');
   return block.split(/\r?\n/).flatMap((line) => {
     const colon = line.indexOf(':');
-    if (colon <= 0) return [];
-    const name = line.slice(0, colon);
-    const lower = name.toLowerCase();
-    return STANDARD_HEADERS.has(lower) || lower.startsWith('content-') ? [] : [{ name, value: line.slice(colon + 1).trim() }];
+    return colon <= 0 ? [] : [{ name: line.slice(0, colon), value: line.slice(colon + 1).trim() }];
   });
+}
+
+/** The custom header fields of a MIME message, in order. */
+export function customHeadersOf(mime: string): { name: string; value: string }[] {
+  return headerFieldsOf(mime).filter(({ name }) => {
+    const lower = name.toLowerCase();
+    return !STANDARD_HEADERS.has(lower) && !lower.startsWith('content-');
+  });
+}
+
+/** The subject of a SendEmail request, `Simple` or `Raw`, decoded. */
+export function subjectOf(request: Json): string {
+  const raw = request.Content?.Raw?.Data;
+  if (typeof raw !== 'string') return String(request.Content?.Simple?.Subject?.Data ?? '');
+  const field = headerFieldsOf(Buffer.from(raw, 'base64').toString('utf8')).find(({ name }) => name.toLowerCase() === 'subject');
+  return field ? decode(field.value) : '';
 }
 
 function decode(value: string): string {

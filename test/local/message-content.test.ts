@@ -108,6 +108,19 @@ describe('what SES receives', () => {
     expect(Buffer.from(email!.attachments[0].content, 'base64').equals(PDF)).toBe(true);
   });
 
+  it('plays the mailbox simulator for composed MIME too: the out-of-office reply quotes its subject', async () => {
+    const headers = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`X-Field-${i}`, 'v']));
+    const { response } = await sendMessages([{ To: ['ooto@simulator.amazonses.com'], Subject: 'Grüße aus Köln', Headers: headers }]);
+    expect(response.status).toBe(200);
+    const until = Date.now() + 2_000;
+    let emails = await stored();
+    while (emails.length < 2 && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      emails = await stored();
+    }
+    expect(emails.map((email) => email.subject)).toContain('Out of the office: Grüße aus Köln');
+  });
+
   it('takes attachments on every message of a batch', async () => {
     const messages = Array.from({ length: 5 }, (_, i) => ({ To: [`user${i}@example.org`], Attachments: [{ FileName: `receipt-${i}.pdf`, Content: Buffer.from(`receipt ${i}`).toString('base64') }] }));
     const { response, data } = await sendMessages(messages);
