@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import libmime from 'libmime';
 import { extensionOf, isStrictBase64, UNSUPPORTED_EXTENSIONS } from '../../functions/send/message-content';
 import { validateSendRequest } from '../../functions/send/validation';
@@ -197,5 +198,30 @@ describe('encodeHeaderValue', () => {
     expect(encoded).toMatch(/^[\x20-\x7e]+$/);
     expect(encoded).toContain('<x@example.com>');
     expect(libmime.decodeWords(encoded)).toBe(`Grüße ${'ä'.repeat(100)} <x@example.com>`);
+  });
+});
+
+describe('any value in the four fields (property)', () => {
+  const anyValue = fc.oneof(
+    fc.jsonValue(),
+    fc.dictionary(fc.string({ maxLength: 12 }), fc.string({ unit: 'grapheme', maxLength: 40 }), { maxKeys: 20 }),
+    fc.array(fc.record({ FileName: fc.string({ maxLength: 20 }), Content: fc.base64String({ maxLength: 40 }), ContentType: fc.constantFrom(undefined, 'image/png', 'x'), ContentId: fc.option(fc.string({ maxLength: 10 }), { nil: undefined }) }, { requiredKeys: [] }), { maxLength: 12 }),
+  );
+
+  it('is either refused with a ValidationProblem or sent with printable ASCII headers, never anything else', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.record({ ReplyTo: anyValue, Headers: anyValue, Tags: anyValue, Attachments: anyValue }, { requiredKeys: [] }), async (fields) => {
+        let message;
+        try {
+          message = validate(fields);
+        } catch (error) {
+          expect(error).toBeInstanceOf(ValidationProblem);
+          return;
+        }
+        const input = await toSendEmailRequest({ ...email, ...message, organizationId: ORG, from: message.from.ascii });
+        for (const header of input.Content?.Simple?.Headers ?? []) expect(header.Value).toMatch(/^[\x20-\x7e]+$/);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
