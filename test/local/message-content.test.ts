@@ -240,13 +240,16 @@ describe('docs/message-content.md', () => {
     const dir = await mkdtemp(join(tmpdir(), 'message-content-'));
     try {
       const pdf = randomBytes(50_000);
+      const logo = randomBytes(500);
       await writeFile(join(dir, 'invoice.pdf'), pdf);
+      await writeFile(join(dir, 'logo.png'), logo);
       const demo = stack.demo!;
       const { stdout } = await promisify(execFile)('sh', ['-c', script], { cwd: dir, env: { PATH: process.env.PATH, API_KEY: demo.apiKey, ORGANIZATION_ID: demo.organizationId } });
       expect(JSON.parse(stdout)).toMatchObject({ Messages: [{ Index: 0, Status: 'Sent' }] });
       const [email] = await stored();
       expect(Buffer.from(email!.attachments[0].content, 'base64').equals(pdf)).toBe(true);
-      expect(email!.attachments[1]).toMatchObject({ contentId: 'logo', contentDisposition: 'INLINE' });
+      expect(email!.attachments[1]).toMatchObject({ contentId: 'logo', contentDisposition: 'INLINE', contentType: 'image/png' });
+      expect(Buffer.from(email!.attachments[1].content, 'base64').equals(logo)).toBe(true);
       expect(email!.tags).toEqual({ invoice: '2026-0042', customer: 'c_981' });
     } finally {
       await rm(dir, { recursive: true, force: true });
