@@ -13,6 +13,7 @@ export interface BenchOptions {
   readonly durationSeconds: number;
   readonly coldRuns: number;
   readonly missSamples: number;
+  readonly attachmentBytes: number;
   readonly sweep: readonly number[];
   readonly out: string;
   readonly maxMinutes: number;
@@ -41,6 +42,7 @@ const NUMBERS = {
   durationSeconds: { flag: 'duration', env: 'BENCH_DURATION', fallback: 15, quick: 4, min: 1, max: 600, help: 'seconds of the load test' },
   coldRuns: { flag: 'cold-runs', env: 'BENCH_COLD_RUNS', fallback: 15, quick: 5, min: 1, max: 100, help: 'fresh node processes per bundle for the cold init' },
   missSamples: { flag: 'miss-samples', env: 'BENCH_MISS_SAMPLES', fallback: 5, quick: 2, min: 1, max: 100, help: 'fresh tenants used to count DynamoDB requests on a miss and a hit' },
+  attachmentBytes: { flag: 'attachment-bytes', env: 'BENCH_ATTACHMENT_BYTES', fallback: 0, min: 0, max: 38_000, help: 'a PDF of this many bytes attached to every message, of the API and of the direct SendEmail alike (0: none; 38000 keeps a 100-message batch under 5 MiB)' },
   maxMinutes: { flag: 'max-minutes', env: 'BENCH_MAX_MINUTES', fallback: 10, min: 1, max: 120, help: 'the run is aborted (exit 2) if it takes longer than this' },
 } as const satisfies Record<string, Spec>;
 

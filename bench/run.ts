@@ -125,7 +125,12 @@ async function run(options: BenchOptions): Promise<void> {
     context = {
       emulators,
       stack,
-      tenant: { apiKey: stack.info.apiKey, organizationId: stack.info.organizationId, senderDomain: stack.info.senderDomain },
+      tenant: {
+        apiKey: stack.info.apiKey,
+        organizationId: stack.info.organizationId,
+        senderDomain: stack.info.senderDomain,
+        ...(options.attachmentBytes > 0 && { attachment: Buffer.alloc(options.attachmentBytes, 0x25) }),
+      },
       api: apiClient(stack.info.sendUrl),
       direct: directSes(emulators.info.sesDelayed, REGION),
       admin: new DynamoDbAdminStore(documents, stack.info.tableName),

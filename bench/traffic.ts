@@ -14,6 +14,8 @@ export interface Tenant {
   readonly apiKey: string;
   readonly organizationId: string;
   readonly senderDomain: string;
+  /** A file every message of this sender carries (`--attachment-bytes`), to the API and to SES alike. */
+  readonly attachment?: Buffer | undefined;
 }
 
 /** A client with keep-alive, as any SDK or HTTP library in front of an API would have. */
@@ -63,6 +65,7 @@ export function benchMessage(tenant: Tenant, n: number) {
     To: [`recipient-${n}@example.org`],
     Subject: `Benchmark message ${n}`,
     TextContent: 'Hello from npm run bench. This is the body of a short transactional message.',
+    ...(tenant.attachment && { Attachments: [{ FileName: 'receipt.pdf', Content: tenant.attachment.toString('base64') }] }),
   };
 }
 
@@ -99,6 +102,9 @@ export function directSes(endpoint: string, region: string) {
           Simple: {
             Subject: { Data: m.Subject, Charset: 'UTF-8' },
             Body: { Text: { Data: m.TextContent, Charset: 'UTF-8' } },
+            ...(tenant.attachment && {
+              Attachments: [{ FileName: 'receipt.pdf', RawContent: tenant.attachment, ContentType: 'application/pdf', ContentDisposition: 'ATTACHMENT', ContentTransferEncoding: 'BASE64' }],
+            }),
           },
         },
       }),

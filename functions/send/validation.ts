@@ -7,11 +7,12 @@ import type { EmailAddress } from '../shared/domain/email-address';
 import { parseEmailAddress } from '../shared/domain/email-address';
 import { ValidationProblem } from '../shared/http/problems';
 import type { Json } from '../shared/http/body-rules';
-import { ILL_FORMED, ProblemList, isObject, own, unknownFields, validateOrganizationId } from '../shared/http/body-rules';
+import { ILL_FORMED, ProblemList, isObject, own, textField as text, unknownFields, validateOrganizationId } from '../shared/http/body-rules';
 import { codePointLength, isWellFormedText } from '../shared/domain/unicode';
 import { CONTROL_CHARACTERS } from '../shared/domain/header-safety';
 import type { OutgoingEmail } from '../shared/mail/ports';
 import { parseExpiration } from './expiry';
+import { CONTENT_FIELDS, validateMessageContent } from './message-content';
 
 /** Amazon SES accepts at most 50 recipients per message. */
 export const MAX_RECIPIENTS = 50;
@@ -24,7 +25,7 @@ export const MAX_DISPLAY_NAME_LENGTH = 256;
 
 
 const TOP_LEVEL_FIELDS = new Set(['OrganizationId', 'organizationId', 'Messages']);
-const MESSAGE_FIELDS = new Set(['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime']);
+const MESSAGE_FIELDS = new Set(['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime', ...CONTENT_FIELDS]);
 
 /** A message that passed every rule: its content as it will go out, plus what decides its send. */
 export interface ValidMessage extends Omit<OutgoingEmail, 'organizationId' | 'from'> {
@@ -46,19 +47,6 @@ export interface SendRequest {
 
 export interface ValidationLimits {
   readonly maxMessages: number;
-}
-
-/** A string field's value, or a problem: not a string, or not well-formed Unicode. */
-function text(value: unknown, pointer: string, problems: ProblemList, what = 'must be a string'): string | undefined {
-  if (typeof value !== 'string') {
-    problems.add(pointer, what);
-    return undefined;
-  }
-  if (!isWellFormedText(value)) {
-    problems.add(pointer, ILL_FORMED);
-    return undefined;
-  }
-  return value;
 }
 
 /** An optional header-bound string: no control characters that could break or fold the header. */
@@ -161,6 +149,9 @@ function validateMessage(value: unknown, index: number, problems: ProblemList): 
     }
   }
 
+  // ReplyTo, Headers, Tags and Attachments (CONTRACT section 12).
+  const content = validateMessageContent(value, base, problems);
+
   if (problems.count > before || !from || subject === undefined) return undefined;
   return {
     index,
@@ -173,6 +164,7 @@ function validateMessage(value: unknown, index: number, problems: ProblemList): 
     ...(bodies.TextContent && { text: bodies.TextContent }),
     ...(bodies.HtmlContent && { html: bodies.HtmlContent }),
     ...(expiresAt !== undefined && { expiresAt }),
+    ...content,
   };
 }
 

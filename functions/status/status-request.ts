@@ -36,9 +36,9 @@ export async function handleStatusRequest(input: StatusInput, deps: StatusDepend
   const stored = await withStorageFaults(() => deps.deliveries.read(request.messageIds));
   const messages = request.messageIds.map((messageId) => {
     const message = stored.get(messageId);
-    if (!message || message.organizationId !== request.organizationId) return { MessageId: messageId, Status: 'Unknown', Recipients: [] };
+    if (!message || message.organizationId !== request.organizationId) return { MessageId: messageId, Status: 'Unknown', Recipients: [], Tags: {} };
     const recipients = [...message.recipients].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
-    return { MessageId: messageId, Status: messageStatus(recipients), Recipients: recipients.map(recipientView) };
+    return { MessageId: messageId, Status: messageStatus(recipients), Recipients: recipients.map(recipientView), Tags: message.tags };
   });
   return {
     statusCode: 200,

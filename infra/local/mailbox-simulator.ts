@@ -19,6 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { EVENTBRIDGE_DETAIL_TYPES } from '../../functions/shared/delivery/ses-event';
 import type { SesEventType } from '../../functions/shared/delivery/ses-event';
+import { subjectOf } from './mail-viewer';
 
 const SIMULATOR_DOMAIN = 'simulator.amazonses.com';
 const ACCOUNT = '123456789012';
@@ -119,7 +120,7 @@ export function createMailboxSimulator(options: SimulatorOptions): (request: Buf
 function mailObject(request: Json, messageId: string, recipients: string[], sentAt: number, region: string): Json {
   const from = String(request.FromEmailAddress ?? '');
   const fromDomain = bareAddress(from).split('@')[1] ?? '';
-  const subject = String(request.Content?.Simple?.Subject?.Data ?? '');
+  const subject = subjectOf(request);
   const to: string[] = request.Destination?.ToAddresses ?? [];
   const tags: Record<string, string[]> = {
     ...(request.ConfigurationSetName && { 'ses:configuration-set': [String(request.ConfigurationSetName)] }),

@@ -9,6 +9,8 @@
  *   counts them (To + Cc + Bcc), in a token bucket of one second's worth refilled at the rate;
  * - `GetAccount` answers with that rate as `SendQuota.MaxSendRate`;
  * - `GET /rate-limit` says what the gate let through and refused;
+ * - with a mail viewer (`mail-viewer.ts`), the viewer page and `/store` show each message's
+ *   tags, custom headers and inline images too;
  * - everything else (the viewer, `/store`) is passed on unchanged.
  *
  * Only the service's own sends feed the simulator: anyone on this machine can call the local SES
@@ -26,6 +28,8 @@ import type { RunningService } from './emulators';
 import { closeServer, listening, startSesEmulator } from './emulators';
 import { forwarderTo, readAll } from './forward';
 import { guardHost } from './host-guard';
+import type { MailViewer } from './mail-viewer';
+import { createMailViewer } from './mail-viewer';
 import { LOOPBACK } from './settings';
 
 export interface RateGateStats {
@@ -96,6 +100,8 @@ export interface FrontOptions {
   readonly onSent?: SentListener | undefined;
   /** Only a SendEmail carrying this secret (OWN_SEND_HEADER) is handed to `onSent`. */
   readonly sendSecret?: string | undefined;
+  /** Adds tags, headers and inline images to the viewer and `/store` (the local stack's own emulator). */
+  readonly viewer?: MailViewer | undefined;
   readonly port?: number;
   readonly now?: () => number;
 }
@@ -145,6 +151,18 @@ export async function startRateGate(options: FrontOptions): Promise<RunningRateG
       json(res, 200, { maxSendRate, ...counts });
       return;
     }
+    const { viewer } = options;
+    if (viewer && req.method === 'GET' && (path === '/' || path === '/store')) {
+      const answer = await fetch(`${options.upstream}${req.url ?? '/'}`);
+      if (path === '/store' && answer.ok) json(res, 200, viewer.augmentStore((await answer.json()) as Record<string, unknown>));
+      else {
+        const text = await answer.text();
+        const page = path === '/' && answer.ok ? viewer.augmentPage(text) : text;
+        res.writeHead(answer.status, { 'Content-Type': answer.headers.get('content-type') ?? 'text/html; charset=utf-8', 'Content-Length': Buffer.byteLength(page) });
+        res.end(page);
+      }
+      return;
+    }
     if (req.method === 'POST' && path === SEND_PATH) {
       const recipients = recipientsOfSendEmail(body);
       if (!take(recipients)) {
@@ -155,9 +173,11 @@ export async function startRateGate(options: FrontOptions): Promise<RunningRateG
       counts.accepted++;
       counts.recipients += recipients;
       const { onSent } = options;
-      if (onSent && ownSend) {
+      if ((onSent && ownSend) || viewer) {
         forwarder.forward(req, body, res, (status, answer) => {
-          if (status === 200) onSent(body, answer);
+          if (status !== 200) return;
+          viewer?.record(body, answer);
+          if (ownSend) onSent?.(body, answer);
         });
         return;
       }
@@ -194,7 +214,7 @@ export async function startLocalSes(options: {
   const emulator = await startSesEmulator();
   const sendSecret = randomBytes(32).toString('base64url');
   try {
-    const front = await startRateGate({ upstream: emulator.endpoint, maxSendRate: options.maxSendRate, onSent: options.onSent, sendSecret, port: options.port });
+    const front = await startRateGate({ upstream: emulator.endpoint, maxSendRate: options.maxSendRate, onSent: options.onSent, sendSecret, viewer: createMailViewer(), port: options.port });
     const gate = options.maxSendRate === undefined ? '' : ` behind a ${options.maxSendRate}/s send-rate gate (SES_MAX_SEND_RATE)`;
     return {
       ...front,

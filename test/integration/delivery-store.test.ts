@@ -114,6 +114,17 @@ describe('DynamoDbDeliveryStore', () => {
     expect(await deliveries.record(send!, 1)).toEqual([]);
   });
 
+  it("keeps the message's tags from the first event recorded, and reads {} for a message without", async () => {
+    const [tagged, plain] = [`m-${randomUUID()}`, `m-${randomUUID()}`];
+    const [send, delivery] = eventsFor(tagged).filter((e) => e.type === 'Send' || e.type === 'Delivery');
+    await deliveries.record({ ...delivery!, tags: { invoice: 'inv-42' } }, 1);
+    await deliveries.record({ ...send!, tags: { invoice: 'changed' } }, 1);
+    await deliveries.record(eventsFor(plain)[0]!, 1);
+    const read = await deliveries.read([tagged, plain]);
+    expect(read.get(tagged)!.tags).toEqual({ invoice: 'inv-42' });
+    expect(read.get(plain)!.tags).toEqual({});
+  });
+
   it('never records an event onto another Organization\'s message', async () => {
     const messageId = `m-${randomUUID()}`;
     const [send] = eventsFor(messageId);

@@ -4,7 +4,7 @@
  * grows with what a request holds, ill-formed text never reaches SES, and nothing is ever sent
  * for a refused request.
  */
-import { beforeEach, describe, expect, it } from '@jest/globals';
+import { beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { generateApiKey } from '../../functions/shared/domain/api-keys';
 import type { Harness, InvokeResult, Tenant } from '../support/harness';
 import { authorised, message, sendBody, useHarness } from '../support/harness';
@@ -42,6 +42,24 @@ describe('authentication comes before the body', () => {
       const result = await raw(body, forged);
       expectSmallProblem(result, 401);
       expect(result.headers['WWW-Authenticate']).toBe('Bearer error="invalid_token"');
+    }
+    expect(await h.sentEmails()).toHaveLength(0);
+  });
+
+  it('answers 401 to a 5 MB body of attachments from a forged key without parsing it, and sends nothing', async () => {
+    const forged = { ...authorised(tenant), authorization: `Bearer ${generateApiKey()}` };
+    const attachment = { FileName: 'a.pdf', Content: Buffer.alloc(370_000, 1).toString('base64') };
+    const body = JSON.stringify(sendBody(tenant, Array.from({ length: 10 }, () => message({ Attachments: [attachment] }))));
+    expect(body.length).toBeGreaterThan(4_900_000);
+    expect(body.length).toBeLessThan(h.config.maxBodyBytes);
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      const result = await raw(body, forged);
+      expectSmallProblem(result, 401);
+      // No work on the body: it was never parsed (the answer itself is parsed by the harness, and small).
+      expect(parse.mock.calls.filter(([text]) => typeof text === 'string' && text.length > SMALL)).toEqual([]);
+    } finally {
+      parse.mockRestore();
     }
     expect(await h.sentEmails()).toHaveLength(0);
   });

@@ -63,7 +63,7 @@ describe('the mailbox simulator, read back from the status endpoint within two s
     const id = result.Messages[0].MessageId as string;
     const message = await statusWhen(tenant, id, (m) => m.Status === messageStatus);
     expect(Date.now() - started).toBeLessThan(2_000);
-    expect(message).toEqual({ MessageId: id, Status: messageStatus, Recipients: [{ Address: SIM(box), Status: recipientStatus, At: expect.any(String), Detail: detail }] });
+    expect(message).toEqual({ MessageId: id, Status: messageStatus, Recipients: [{ Address: SIM(box), Status: recipientStatus, At: expect.any(String), Detail: detail }], Tags: {} });
   });
 
   it('delivers anyone else, shows every message in the viewer, and stores the out-of-office auto-reply', async () => {
@@ -121,7 +121,7 @@ describe('POST /v1.2/email/status', () => {
     const response = await status(tenant.apiKey, { organizationId: tenant.organizationId.toUpperCase(), MessageIds: [theirsId, mineId, 'never-sent', mineId] });
     const body = (await response.json()) as any;
     expect(body.Messages.map((m: any) => [m.MessageId, m.Status])).toEqual([[theirsId, 'Unknown'], [mineId, 'Delivered'], ['never-sent', 'Unknown'], [mineId, 'Delivered']]);
-    expect(body.Messages[0]).toEqual({ MessageId: theirsId, Status: 'Unknown', Recipients: [] });
+    expect(body.Messages[0]).toEqual({ MessageId: theirsId, Status: 'Unknown', Recipients: [], Tags: {} });
   });
 
   it('has the send endpoint\'s rules: 401 without a key, 403 outside the Organization, 400 listing every problem', async () => {
@@ -189,7 +189,7 @@ describe('webhooks', () => {
       expect(bounced.payload).toEqual({
         type: 'email.bounced',
         timestamp: expect.any(String),
-        data: { OrganizationId: tenant.organizationId, MessageId: id, Status: 'Bounced', Recipients: [{ Address: SIM('bounce+hook'), Status: 'Bounced', At: expect.any(String), Detail: 'Permanent/General' }] },
+        data: { OrganizationId: tenant.organizationId, MessageId: id, Status: 'Bounced', Recipients: [{ Address: SIM('bounce+hook'), Status: 'Bounced', At: expect.any(String), Detail: 'Permanent/General' }], Tags: {} },
       });
       // Every event came twice (a failure, then the retry), with the same webhook-id.
       expect(attempts.get(bounced.id)).toBe(2);

@@ -348,3 +348,24 @@ describe('createApiServer: limits', () => {
     }
   });
 });
+
+describe('createApiServer: Lambda\'s payload limit', () => {
+  it('answers 413 without calling the function when the event, escaped, is over Lambda\'s limit, though the body is not', async () => {
+    const gate = createApiServer({ handler: record({ statusCode: 204 }), maxEventBytes: 40_000, serviceMaxBodyBytes: 30_000 });
+    await new Promise<void>((resolve) => gate.server.listen(0, '127.0.0.1', resolve));
+    const post = (body: string) =>
+      fetch(`http://127.0.0.1:${(gate.server.address() as AddressInfo).port}/v1.2/email/send`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+    try {
+      // 20 000 bytes of letters fit; 20 000 bytes of escaped quotes double in the event and do not.
+      expect((await post(JSON.stringify({ text: 'a'.repeat(20_000) }))).status).toBe(204);
+      expect(calls).toHaveLength(1);
+      const refused = await post(JSON.stringify({ text: '"'.repeat(10_000) }));
+      expect(refused.status).toBe(413);
+      expect(await refused.json()).toMatchObject({ status: 413, detail: 'The request body must be at most 30000 bytes.' });
+      expect(calls).toHaveLength(1);
+    } finally {
+      gate.server.closeAllConnections();
+      await new Promise((resolve) => gate.server.close(resolve));
+    }
+  });
+});

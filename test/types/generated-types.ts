@@ -47,3 +47,24 @@ export function describeDocument(document: OpenApiDocument): string {
 
 /** HEAD on the send path: a 405 whose generated type has no body to read. */
 export const headRefusalContent: paths['/v1.2/email/send']['head']['responses'][405]['content'] = undefined;
+
+/** The Message's section 12 fields: what the generated client takes, and what it refuses. */
+export const contentFields: Schemas['Message'][] = [
+  {
+    ...message,
+    ReplyTo: ['help@example.com'],
+    Headers: { 'List-Unsubscribe': '<mailto:u@example.com>' },
+    Tags: { invoice: 'inv-42' },
+    Attachments: [{ FileName: 'a.pdf', Content: 'JVBERi0=' }, { FileName: 'logo.png', Content: 'AAAA', ContentType: 'image/png', ContentId: 'logo' }],
+  },
+  { ...message, ReplyTo: null, Headers: null, Tags: null, Attachments: null },
+  // @ts-expect-error An attachment needs its Content.
+  { ...message, Attachments: [{ FileName: 'a.pdf' }] },
+  // @ts-expect-error Header values are strings.
+  { ...message, Headers: { 'X-Count': 1 } },
+  // @ts-expect-error Tags are an object, not a list.
+  { ...message, Tags: [{ Name: 'a', Value: 'b' }] },
+];
+
+/** Tags come back on every message of the status answer. */
+export const statusTags: Schemas['MessageStatus']['Tags'] = { invoice: 'inv-42' };

@@ -21,6 +21,12 @@ describe('parseSesEvent (the SES developer guide\'s example records, through Eve
     expect(event!.suppress).toEqual(suppress ? { reason: suppress, addresses: ['recipient@example.com'] } : undefined);
   });
 
+  it("reads the client's own message tags, leaving out SES's (ses:…) and the service's", () => {
+    const record = variant(RECORDS.Delivery!, (r) => Object.assign(r.mail.tags, { invoice: ['inv-42'], customer: ['c_981'] }));
+    expect(parseSesEvent(eventBridge(record))!.tags).toEqual({ invoice: 'inv-42', customer: 'c_981' });
+    expect(parseSesEvent(eventBridge(RECORDS.Delivery!))!.tags).toEqual({});
+  });
+
   it('names every recorded event type by its EventBridge detail-type', () => {
     expect(Object.keys(EVENTBRIDGE_DETAIL_TYPES).sort()).toEqual(Object.keys(RECORDS).sort());
   });

@@ -10,7 +10,7 @@
  * or the Organization tag is not ours to record and reads as undefined.
  */
 import { createHash } from 'node:crypto';
-import { ORGANIZATION_TAG } from '../mail/ses-message';
+import { ORGANIZATION_TAG, SERVICE_TAGS } from '../mail/ses-message';
 import type { DeliveryStatus, RecipientState } from './recipient-state';
 
 /** SES's `eventType` values the service records (opens, clicks and subscriptions are not tracked). */
@@ -43,6 +43,8 @@ export interface DeliveryEvent {
   readonly at: string;
   readonly status: DeliveryStatus;
   readonly recipients: readonly RecipientChange[];
+  /** The client's own message tags (CONTRACT section 12), as SES hands them back with every event. */
+  readonly tags: Readonly<Record<string, string>>;
   /** Addresses to put on the Organization's suppression list: permanent bounces and complaints. */
   readonly suppress: { readonly reason: 'Bounce' | 'Complaint'; readonly addresses: readonly string[] } | undefined;
 }
@@ -64,6 +66,19 @@ function addressesOf(entries: unknown): string[] {
 
 function tagOf(mail: Json, name: string): string | undefined {
   return text(list(object(mail.tags)[name])[0]);
+}
+
+/**
+ * The client's tags among the event's: SES adds its own (`ses:…`, a name no client can give, as a
+ * tag name cannot hold a colon) and the service its own (`OrganizationId`); the rest are the client's.
+ */
+function clientTagsOf(mail: Json): Record<string, string> {
+  const tags: Record<string, string> = {};
+  for (const [name, values] of Object.entries(object(mail.tags))) {
+    const value = text(list(values)[0]);
+    if (value !== undefined && !name.includes(':') && !SERVICE_TAGS.includes(name)) tags[name] = value;
+  }
+  return tags;
 }
 
 interface Reading {
@@ -148,6 +163,7 @@ export function parseSesEvent(input: unknown): DeliveryEvent | undefined {
     at,
     status: reading.status,
     recipients: recipients.map((address) => ({ address, status: reading.status, at, detail: reading.detail, eventId: id })),
+    tags: clientTagsOf(mail),
     suppress: reading.suppress && recipients.length > 0 ? { reason: reading.suppress, addresses: recipients } : undefined,
   };
 }

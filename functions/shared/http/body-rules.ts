@@ -26,6 +26,19 @@ export class ProblemList {
   }
 }
 
+/** A string field's value, or a problem: not a string, or not well-formed Unicode. */
+export function textField(value: unknown, pointer: string, problems: ProblemList, what = 'must be a string'): string | undefined {
+  if (typeof value !== 'string') {
+    problems.add(pointer, what);
+    return undefined;
+  }
+  if (!isWellFormedText(value)) {
+    problems.add(pointer, ILL_FORMED);
+    return undefined;
+  }
+  return value;
+}
+
 export function unknownFields(object: Json, allowed: ReadonlySet<string>, base: string, problems: ProblemList): void {
   for (const field of Object.keys(object)) {
     if (!allowed.has(field)) problems.add(`${base}/${escapePointer(field)}`, `unknown field "${field}"`);

@@ -1,3 +1,20 @@
+/** A file sent with a message (CONTRACT section 12); with a content id it is inline. */
+export interface OutgoingAttachment {
+  readonly fileName: string;
+  /** Standard base64, already checked; decoded only on the way to SES. */
+  readonly content: string;
+  /** `type/subtype`, given or derived from the file name. */
+  readonly contentType: string;
+  /** Referenced as `cid:<contentId>` from the HTML body; makes the attachment inline. */
+  readonly contentId?: string;
+}
+
+/** A custom header field, as the client wrote it (encoded for the wire by the mailer). */
+export interface CustomHeader {
+  readonly name: string;
+  readonly value: string;
+}
+
 /** One validated message, ready to go: addresses already ASCII, domains already Punycode. */
 export interface OutgoingEmail {
   readonly organizationId: string;
@@ -9,6 +26,11 @@ export interface OutgoingEmail {
   readonly subject: string;
   readonly text?: string;
   readonly html?: string;
+  readonly replyTo?: readonly string[];
+  readonly headers?: readonly CustomHeader[];
+  /** The client's own message tags (the service adds its own beside them). */
+  readonly tags?: Readonly<Record<string, string>>;
+  readonly attachments?: readonly OutgoingAttachment[];
 }
 
 export interface SendReceipt {

@@ -15,7 +15,7 @@ import type { SESv2Client } from '@aws-sdk/client-sesv2';
 import { networkFailure } from '../runtime/network-errors';
 import type { FailureCode, Mailer, OutgoingEmail, SendQuota, SendReceipt } from './ports';
 import { SendFailure } from './ports';
-import { toSendEmailInput } from './ses-message';
+import { toSendEmailRequest } from './ses-message';
 
 /** The HTTP status SES (or whatever answered) gave, when the SDK knows it. */
 function answeredStatus(error: unknown): number | undefined {
@@ -61,7 +61,8 @@ export class SesMailer implements Mailer, SendQuota {
 
   async send(email: OutgoingEmail, signal?: AbortSignal): Promise<SendReceipt> {
     try {
-      const result = await this.client.send(new SendEmailCommand(toSendEmailInput(email, this.configurationSetName)), {
+      const input = await toSendEmailRequest(email, this.configurationSetName);
+      const result = await this.client.send(new SendEmailCommand(input), {
         ...(signal && { abortSignal: signal }),
       });
       if (!result.MessageId) throw new SendFailure('OutcomeUnknown');

@@ -1,8 +1,15 @@
 /**
  * The mapping from a validated message to an Amazon SES v2 SendEmail request.
+ *
+ * Every message goes as `Simple` content, SES building the MIME itself: measured, it costs
+ * nothing over a message without attachments, where composing MIME here costs 0.5 to 1.5 ms per
+ * message and sends the attachments base64-encoded twice. `Simple` carries at most 15 custom
+ * header fields of at most 870 characters each, though, and CONTRACT section 12 allows 50 of 998:
+ * a message past those limits (and only such a message) is composed as `Raw` MIME here, with
+ * nodemailer's composer.
  */
-import type { SendEmailCommandInput } from '@aws-sdk/client-sesv2';
-import { encodeWord } from 'nodemailer/lib/mime-funcs';
+import type { MessageHeader, MessageTag, SendEmailCommandInput } from '@aws-sdk/client-sesv2';
+import { encodeWord, encodeWords } from 'nodemailer/lib/mime-funcs';
 import type { OutgoingEmail } from './ports';
 
 const UTF8 = 'UTF-8';
@@ -11,6 +18,11 @@ const ENCODED_WORD_MAX = 75;
 
 /** Tag attached to every message so SES events can be traced back to the Organization. */
 export const ORGANIZATION_TAG = 'OrganizationId';
+/** Message tags the service sets itself: a client may not (CONTRACT section 12). */
+export const SERVICE_TAGS: readonly string[] = [ORGANIZATION_TAG];
+
+/** Amazon SES's limits on `Simple` content's custom headers (API reference, Message and MessageHeader). */
+export const SIMPLE_HEADER_LIMITS = { count: 15, valueLength: 870 } as const;
 
 /**
  * The From header value: `"Display \"Name\"" <addr>` for ASCII names, an RFC 2047 encoded-word
@@ -27,7 +39,22 @@ export function formatFromAddress(address: string, displayName?: string): string
   return `${phrase} <${address}>`;
 }
 
-export function toSendEmailInput(email: OutgoingEmail, configurationSetName?: string): SendEmailCommandInput {
+/** A header value as it goes on the wire: unchanged when ASCII, else RFC 2047 encoded-words (only the words that need it). */
+export function encodeHeaderValue(value: string): string {
+  return /^[\x20-\x7e]*$/.test(value) ? value : encodeWords(value, 'Q', ENCODED_WORD_MAX);
+}
+
+function encodedHeaders(email: OutgoingEmail): MessageHeader[] {
+  return (email.headers ?? []).map((header) => ({ Name: header.name, Value: encodeHeaderValue(header.value) }));
+}
+
+function emailTags(email: OutgoingEmail): MessageTag[] {
+  const own = Object.entries(email.tags ?? {}).map(([Name, Value]) => ({ Name, Value }));
+  return [{ Name: ORGANIZATION_TAG, Value: email.organizationId }, ...own];
+}
+
+/** What both content kinds share: sender, envelope recipients, tags, configuration set. */
+function envelope(email: OutgoingEmail, configurationSetName?: string) {
   return {
     FromEmailAddress: formatFromAddress(email.from, email.displayName),
     Destination: {
@@ -35,6 +62,26 @@ export function toSendEmailInput(email: OutgoingEmail, configurationSetName?: st
       ...(email.cc.length > 0 && { CcAddresses: [...email.cc] }),
       ...(email.bcc.length > 0 && { BccAddresses: [...email.bcc] }),
     },
+    EmailTags: emailTags(email),
+    ...(configurationSetName && { ConfigurationSetName: configurationSetName }),
+  };
+}
+
+/** Whether SES's `Simple` content can carry the message's custom headers. */
+export function fitsSimpleContent(headers: readonly MessageHeader[]): boolean {
+  return headers.length <= SIMPLE_HEADER_LIMITS.count && headers.every((header) => (header.Value ?? '').length <= SIMPLE_HEADER_LIMITS.valueLength);
+}
+
+/** The SendEmail request for a message: `Simple` content, or `Raw` MIME when `Simple` cannot carry its headers. */
+export async function toSendEmailRequest(email: OutgoingEmail, configurationSetName?: string): Promise<SendEmailCommandInput> {
+  const headers = encodedHeaders(email);
+  return fitsSimpleContent(headers) ? toSendEmailInput(email, configurationSetName, headers) : toRawSendEmailInput(email, configurationSetName, headers);
+}
+
+export function toSendEmailInput(email: OutgoingEmail, configurationSetName?: string, headers = encodedHeaders(email)): SendEmailCommandInput {
+  return {
+    ...envelope(email, configurationSetName),
+    ...(email.replyTo && { ReplyToAddresses: [...email.replyTo] }),
     Content: {
       Simple: {
         Subject: { Data: email.subject, Charset: UTF8 },
@@ -42,9 +89,47 @@ export function toSendEmailInput(email: OutgoingEmail, configurationSetName?: st
           ...(email.text && { Text: { Data: email.text, Charset: UTF8 } }),
           ...(email.html && { Html: { Data: email.html, Charset: UTF8 } }),
         },
+        ...(headers.length > 0 && { Headers: headers }),
+        ...(email.attachments && {
+          Attachments: email.attachments.map((attachment) => ({
+            FileName: attachment.fileName,
+            RawContent: Buffer.from(attachment.content, 'base64'),
+            ContentType: attachment.contentType,
+            ContentTransferEncoding: 'BASE64' as const,
+            ContentDisposition: attachment.contentId === undefined ? ('ATTACHMENT' as const) : ('INLINE' as const),
+            ...(attachment.contentId !== undefined && { ContentId: attachment.contentId }),
+          })),
+        }),
       },
     },
-    EmailTags: [{ Name: ORGANIZATION_TAG, Value: email.organizationId }],
-    ...(configurationSetName && { ConfigurationSetName: configurationSetName }),
   };
+}
+
+/** The whole message as MIME, composed here: for headers `Simple` content cannot carry. */
+export async function toRawSendEmailInput(email: OutgoingEmail, configurationSetName: string | undefined, headers: readonly MessageHeader[]): Promise<SendEmailCommandInput> {
+  // Loaded on first use: the composer and what it pulls in (streams, its URL fetcher) would add
+  // about 130 KiB and 20 ms to every cold start, for the rare message that needs it.
+  const { default: MailComposer } = await import('nodemailer/lib/mail-composer');
+  const composer = new MailComposer({
+    // Nodemailer quotes and encodes the display name itself; Bcc stays out of the headers (the envelope has it).
+    from: email.displayName ? { name: email.displayName, address: email.from } : email.from,
+    headers: headers.map((header) => ({ key: header.Name ?? '', value: header.Value ?? '' })),
+    ...(email.to.length > 0 && { to: [...email.to] }),
+    ...(email.cc.length > 0 && { cc: [...email.cc] }),
+    ...(email.replyTo && { replyTo: [...email.replyTo] }),
+    subject: email.subject,
+    ...(email.text && { text: email.text }),
+    ...(email.html && { html: email.html }),
+    attachments: (email.attachments ?? []).map((attachment) => ({
+      filename: attachment.fileName,
+      content: Buffer.from(attachment.content, 'base64'),
+      contentType: attachment.contentType,
+      contentDisposition: attachment.contentId === undefined ? 'attachment' : 'inline',
+      ...(attachment.contentId !== undefined && { cid: attachment.contentId }),
+    })),
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  });
+  const data = await composer.compile().build();
+  return { ...envelope(email, configurationSetName), Content: { Raw: { Data: data } } };
 }

@@ -27,6 +27,8 @@ export interface StoredMessage {
   readonly organizationId: string;
   /** By address, in no particular order. */
   readonly recipients: readonly (RecipientState & { readonly address: string })[];
+  /** The client's message tags, as the first recorded event carried them. */
+  readonly tags: Readonly<Record<string, string>>;
 }
 
 export interface DeliveryStore {
@@ -73,6 +75,11 @@ export class DynamoDbDeliveryStore implements DeliveryStore {
     const names: Record<string, string> = {};
     const values: Item = { ':org': event.organizationId, ':expires': expiresAt, ':e': event.id, ':o': orderOf(event) };
     const sets = ['organizationId = if_not_exists(organizationId, :org)', 'expiresAt = :expires'];
+    // Every event of a message carries the same tags; the first one recorded keeps them.
+    if (Object.keys(event.tags).length > 0) {
+      values[':tags'] = event.tags;
+      sets.push('tags = if_not_exists(tags, :tags)');
+    }
     // An item of another Organization is never touched (it cannot happen: the tag is the service's own).
     const conditions = ['(attribute_not_exists(organizationId) OR organizationId = :org)'];
     recipients.forEach((recipient, i) => {
@@ -107,7 +114,8 @@ export class DynamoDbDeliveryStore implements DeliveryStore {
         const state = name.startsWith(RECIPIENT_PREFIX) ? toState(value) : undefined;
         return state ? [{ ...state, address: name.slice(RECIPIENT_PREFIX.length) }] : [];
       });
-      found.set(messageId, { messageId, organizationId: String(item.organizationId), recipients });
+      const tags = typeof item.tags === 'object' && item.tags !== null ? (item.tags as Record<string, string>) : {};
+      found.set(messageId, { messageId, organizationId: String(item.organizationId), recipients, tags });
     }
     return found;
   }

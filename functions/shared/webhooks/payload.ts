@@ -40,6 +40,7 @@ export function webhookJob(event: DeliveryEvent, recipients: readonly RecipientC
       MessageId: event.messageId,
       Status: event.status,
       Recipients: recipients.map(recipientView),
+      Tags: event.tags,
     },
   };
   return { organizationId: event.organizationId, webhookId: `msg_${event.id}`, payload: JSON.stringify(payload) };

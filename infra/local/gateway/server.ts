@@ -10,6 +10,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import { InvalidAccessTokenProblem } from '../../../functions/me/problems';
+import { PayloadTooLargeProblem } from '../../../functions/shared/http/problems';
 import { DEFAULTS as SERVICE_DEFAULTS } from '../../../functions/shared/runtime/config';
 import { serveDocs } from '../docs';
 import { guardHost } from '../host-guard';
@@ -37,6 +38,11 @@ export interface ApiServerOptions {
   /** API Gateway's own cap on what it reads, checked while reading; the handler has a smaller one. */
   maxRequestBytes?: number;
   /**
+   * Lambda's cap on a synchronous invocation's payload, the whole event as JSON: a body within
+   * `maxRequestBytes` can still exceed it once API Gateway has escaped it into the event.
+   */
+  maxEventBytes?: number;
+  /**
    * The service's body limit (`MAX_BODY_BYTES`), the one a client must keep to: the gateway's
    * own 413, for bodies past `maxRequestBytes`, states it rather than the gateway's cap.
    */
@@ -53,6 +59,8 @@ const DEFAULTS = {
   region: SERVICE_DEFAULTS.region,
   functionName: 'email-send-api-send-local',
   maxRequestBytes: 10 * 1024 * 1024,
+  // Lambda's "Exceeded maximum allowed payload size (6291556 bytes)": 6 MiB and a little.
+  maxEventBytes: 6_291_556,
   serviceMaxBodyBytes: SERVICE_DEFAULTS.maxBodyBytes as number,
   timeoutMs: 29_000,
   problemTypeBase: SERVICE_DEFAULTS.problemTypeBase,
@@ -115,6 +123,12 @@ export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
       }
     }
     const event = toHttpApiEvent(req, body, matched ? { ...matched, jwt } : undefined);
+    if (exceedsEventLimit(event, body.length, options.maxEventBytes)) {
+      // Refused before any function runs, as Lambda refuses the invocation; the 413 names the
+      // limit a client can act on.
+      sendProblem(res, new PayloadTooLargeProblem(options.serviceMaxBodyBytes), options.problemTypeBase);
+      return;
+    }
     const context = lambdaContext({ ...options, ...(matched && { functionName: matched.route.functionName }) });
     const run = matched?.route.handler ?? handler;
     const result = await withTimeout(run(event, context), options.timeoutMs + 1_000);
@@ -132,6 +146,16 @@ export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
       routes = nextRoutes;
     },
   };
+}
+
+/** Bodies this much smaller than the limit cannot reach it even escaped (at worst six bytes a byte, `\u0000`). */
+const ESCAPE_FACTOR = 6;
+const EVENT_ALLOWANCE = 64 * 1024;
+
+/** Whether the event, as the JSON Lambda would be invoked with, is over `limit` bytes (measured only for large bodies). */
+export function exceedsEventLimit(event: unknown, bodyBytes: number, limit: number): boolean {
+  if (bodyBytes * ESCAPE_FACTOR + EVENT_ALLOWANCE <= limit) return false;
+  return Buffer.byteLength(JSON.stringify(event)) > limit;
 }
 
 function headerOf(req: IncomingMessage, name: string): string | undefined {

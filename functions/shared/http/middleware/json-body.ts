@@ -13,7 +13,7 @@ import { duplicateKeyPointers, exceedsNesting } from '../json-duplicates';
 
 export type JsonEvent = APIGatewayProxyEventV2 & { jsonBody?: unknown };
 
-/** Far deeper than any valid request (4 levels), far shallower than what costs memory to scan. */
+/** Far deeper than any valid request (5 levels, with attachments), far shallower than what costs memory to scan. */
 export const MAX_NESTING_DEPTH = 32;
 
 // application/json, optionally with a UTF-8 charset parameter (CONTRACT section 1); RFC 9110
@@ -55,7 +55,7 @@ export function jsonBody(): middy.MiddlewareObj<JsonEvent> {
     }
     // Checked on valid JSON only, and before the duplicate-key scan, whose cost grows with depth.
     if (exceedsNesting(text, MAX_NESTING_DEPTH)) {
-      throw new MalformedJsonProblem(`The request body is nested deeper than ${MAX_NESTING_DEPTH} levels; a valid request has 4.`);
+      throw new MalformedJsonProblem(`The request body is nested deeper than ${MAX_NESTING_DEPTH} levels; a valid request has at most 5.`);
     }
     const duplicates = duplicateKeyPointers(text, MAX_LISTED_PROBLEMS);
     if (duplicates.total > 0) {

@@ -1,0 +1,253 @@
+/**
+ * The Message fields beyond the specification (CONTRACT section 12): `ReplyTo`, `Headers`,
+ * `Tags` and `Attachments`. Each rule is checked here, before anything is sent, with the
+ * pointer of the value at fault, so that nothing SES would refuse later (a header it writes
+ * itself, a tag name it cannot take, a file type on its list of unsupported attachments, base64
+ * it cannot decode) ever reaches it: SES would refuse such a message only after the others of the
+ * batch had gone out.
+ */
+import { parseEmailAddress } from '../shared/domain/email-address';
+import { CONTROL_CHARACTERS } from '../shared/domain/header-safety';
+import { codePointLength } from '../shared/domain/unicode';
+import type { Json, ProblemList } from '../shared/http/body-rules';
+import { isObject, own, textField, unknownFields } from '../shared/http/body-rules';
+import { escapePointer } from '../shared/http/json-pointer';
+import type { CustomHeader, OutgoingAttachment, OutgoingEmail } from '../shared/mail/ports';
+import { SERVICE_TAGS } from '../shared/mail/ses-message';
+import { detectMimeType } from 'nodemailer/lib/mime-funcs';
+
+export const CONTENT_FIELDS = ['ReplyTo', 'Headers', 'Tags', 'Attachments'] as const;
+
+export const LIMITS = {
+  replyTo: 10,
+  headers: 50,
+  /** RFC 5322 allows longer names, but a name must leave room for its value on a 78-character line. */
+  headerName: 76,
+  /** RFC 5322's hard line limit. */
+  headerValue: 998,
+  /** Amazon SES's limits on message tags. */
+  tags: 10,
+  tag: 256,
+  attachments: 10,
+  fileName: 255,
+  /** Amazon SES's limit on an attachment's content type and content id. */
+  contentType: 78,
+  contentId: 78,
+} as const;
+
+/**
+ * Header fields the service writes itself (or SES does): a client's copy would clash with
+ * them or forge them. Compared in lower case; every `Content-*` field is the MIME structure's.
+ */
+const RESERVED_HEADERS = new Set(['from', 'to', 'cc', 'bcc', 'subject', 'reply-to', 'date', 'message-id', 'mime-version', 'return-path', 'dkim-signature', 'received']);
+const isReservedHeader = (lowerName: string) => RESERVED_HEADERS.has(lowerName) || lowerName.startsWith('content-');
+
+/** RFC 5322 field name: printable ASCII except the colon. */
+const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
+/** Amazon SES's message-tag rule, for names and values alike. */
+const TAG_TEXT = /^[A-Za-z0-9_-]{1,256}$/;
+const RESERVED_TAGS = new Set(SERVICE_TAGS.map((name) => name.toLowerCase()));
+
+/**
+ * Amazon SES's published list of unsupported attachment types ("Amazon SES unsupported
+ * attachment types", SES developer guide), by extension.
+ */
+export const UNSUPPORTED_EXTENSIONS: ReadonlySet<string> = new Set(
+  ('ade adp app asp bas bat cer chm cmd com cpl crt csh der exe fxp gadget hlp hta inf ins isp its js jse ksh lib lnk ' +
+    'mad maf mag mam maq mar mas mat mau mav maw mda mdb mde mdt mdw mdz msc msh msh1 msh2 mshxml msh1xml msh2xml msi msp mst ' +
+    'ops pcd pif plg prf prg reg scf scr sct shb shs sys ps1 ps1xml ps2 ps2xml psc1 psc2 tmp url vb vbe vbs vps vsmacros vss ' +
+    'vst vsw vxd ws wsc wsf wsh xnk').split(' '),
+);
+
+/** RFC 2045 `type/subtype` tokens, no parameters. */
+const MEDIA_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+$/;
+/** RFC 2392's content id without its angle brackets: printable ASCII, no space, `<`, `>` or quote. */
+const CONTENT_ID = /^[\x21\x23-\x3b\x3d\x3f-\x7e]+$/;
+/** RFC 4648 standard base64's alphabet, padding only at the end (a plain loop: files run to megabytes). */
+const BASE64_TEXT = /^[A-Za-z0-9+/]*={0,2}$/;
+const FILE_NAME_FORBIDDEN = /[/\\]/;
+
+export type MessageContent = Pick<OutgoingEmail, 'replyTo' | 'headers' | 'tags' | 'attachments'>;
+
+/** The extension SES would judge the file by; Windows ignores trailing dots and spaces, so they are dropped first. */
+export function extensionOf(fileName: string): string | undefined {
+  const name = fileName.replace(/[. ]+$/, '');
+  const dot = name.lastIndexOf('.');
+  return dot <= 0 ? undefined : name.slice(dot + 1).toLowerCase();
+}
+
+/**
+ * Strict base64: the alphabet, whole quanta, padding only at the end, no line breaks, and the
+ * unused bits of the last quantum zero (one quantum decoded again), so every accepted string means
+ * exactly one file.
+ */
+export function isStrictBase64(content: string): boolean {
+  if (content.length % 4 !== 0 || !BASE64_TEXT.test(content)) return false;
+  const last = content.slice(-4);
+  return Buffer.from(last, 'base64').toString('base64') === last;
+}
+
+function validateReplyTo(value: unknown, pointer: string, problems: ProblemList): string[] | undefined {
+  if (!Array.isArray(value) || value.length === 0 || value.length > LIMITS.replyTo) {
+    problems.add(pointer, `must be an array of 1 to ${LIMITS.replyTo} email addresses`);
+    return undefined;
+  }
+  const addresses: string[] = [];
+  value.forEach((entry, i) => {
+    const address = textField(entry, `${pointer}/${i}`, problems, 'must be a string (an email address)');
+    if (address === undefined) return;
+    const parsed = parseEmailAddress(address);
+    if (parsed) addresses.push(parsed.ascii);
+    else problems.add(`${pointer}/${i}`, 'not a valid email address');
+  });
+  return addresses;
+}
+
+function validateHeaders(value: unknown, pointer: string, problems: ProblemList): CustomHeader[] | undefined {
+  if (!isObject(value)) {
+    problems.add(pointer, 'must be an object of header field names to values');
+    return undefined;
+  }
+  const names = Object.keys(value);
+  if (names.length > LIMITS.headers) {
+    problems.add(pointer, `${names.length} header fields; at most ${LIMITS.headers} are allowed`);
+    return undefined;
+  }
+  const seen = new Map<string, string>();
+  const headers: CustomHeader[] = [];
+  for (const name of names) {
+    const at = `${pointer}/${escapePointer(name)}`;
+    const lower = name.toLowerCase();
+    if (name.length === 0 || name.length > LIMITS.headerName || !FIELD_NAME.test(name)) {
+      problems.add(at, `not a header field name: 1 to ${LIMITS.headerName} printable ASCII characters, no colon or space`);
+    } else if (isReservedHeader(lower)) {
+      problems.add(at, `"${name}" is written by the service itself and cannot be set (nor any Content-* field)`);
+    } else if (seen.has(lower)) {
+      problems.add(at, `the same field as "${seen.get(lower)}" (header names are case-insensitive)`);
+    }
+    seen.set(lower, name);
+    const text = textField(value[name], at, problems, 'must be a string');
+    if (text === undefined) continue;
+    if (text === '') problems.add(at, 'must not be empty');
+    else if (CONTROL_CHARACTERS.test(text)) problems.add(at, 'must not contain CR, LF or other control characters');
+    else if (codePointLength(text) > LIMITS.headerValue) problems.add(at, `must be at most ${LIMITS.headerValue} characters`);
+    else headers.push({ name, value: text });
+  }
+  return headers;
+}
+
+function validateTags(value: unknown, pointer: string, problems: ProblemList): Record<string, string> | undefined {
+  if (!isObject(value)) {
+    problems.add(pointer, 'must be an object of tag names to values');
+    return undefined;
+  }
+  const names = Object.keys(value);
+  if (names.length > LIMITS.tags) {
+    problems.add(pointer, `${names.length} tags; at most ${LIMITS.tags} are allowed`);
+    return undefined;
+  }
+  const tags: Record<string, string> = {};
+  for (const name of names) {
+    const at = `${pointer}/${escapePointer(name)}`;
+    const tag = value[name];
+    if (!TAG_TEXT.test(name)) problems.add(at, `tag names are 1 to ${LIMITS.tag} ASCII letters, digits, "_" or "-"`);
+    else if (RESERVED_TAGS.has(name.toLowerCase())) problems.add(at, `"${name}" is a tag the service sets itself`);
+    else if (typeof tag !== 'string' || !TAG_TEXT.test(tag)) problems.add(at, `tag values are 1 to ${LIMITS.tag} ASCII letters, digits, "_" or "-"`);
+    else tags[name] = tag;
+  }
+  return tags;
+}
+
+const ATTACHMENT_FIELDS = new Set(['FileName', 'Content', 'ContentType', 'ContentId']);
+
+function validateAttachment(value: unknown, pointer: string, problems: ProblemList, contentIds: Set<string>): OutgoingAttachment | undefined {
+  if (!isObject(value)) {
+    problems.add(pointer, 'must be an attachment object with FileName and Content');
+    return undefined;
+  }
+  const before = problems.count;
+  unknownFields(value, ATTACHMENT_FIELDS, pointer, problems);
+  const fileName = requiredText(value, 'FileName', pointer, problems);
+  if (fileName !== undefined) {
+    const extension = extensionOf(fileName);
+    if (fileName === '' || codePointLength(fileName) > LIMITS.fileName) problems.add(`${pointer}/FileName`, `must be 1 to ${LIMITS.fileName} characters`);
+    else if (FILE_NAME_FORBIDDEN.test(fileName) || CONTROL_CHARACTERS.test(fileName)) problems.add(`${pointer}/FileName`, 'must not contain "/", "\\" or control characters');
+    else if (extension !== undefined && UNSUPPORTED_EXTENSIONS.has(extension)) {
+      problems.add(`${pointer}/FileName`, `Amazon SES does not accept ".${extension}" attachments (its list of unsupported attachment types)`);
+    }
+  }
+  const content = requiredText(value, 'Content', pointer, problems);
+  if (content !== undefined) {
+    if (content === '') problems.add(`${pointer}/Content`, 'must not be empty: the base64 of the file');
+    else if (!isStrictBase64(content)) problems.add(`${pointer}/Content`, 'not valid standard base64 (A-Z, a-z, 0-9, "+", "/", "=" padding; no line breaks)');
+  }
+  const contentType = optionalText(value, 'ContentType', pointer, problems);
+  if (contentType !== undefined && (contentType.length > LIMITS.contentType || !MEDIA_TYPE.test(contentType))) {
+    problems.add(`${pointer}/ContentType`, `must be a media type "type/subtype" without parameters, at most ${LIMITS.contentType} characters`);
+  }
+  const contentId = optionalText(value, 'ContentId', pointer, problems);
+  if (contentId !== undefined) {
+    if (contentId.length > LIMITS.contentId || !CONTENT_ID.test(contentId)) {
+      problems.add(`${pointer}/ContentId`, `must be 1 to ${LIMITS.contentId} printable ASCII characters without spaces, quotes or angle brackets`);
+    } else if (contentIds.has(contentId)) problems.add(`${pointer}/ContentId`, 'another attachment of this message has the same ContentId');
+    contentIds.add(contentId);
+  }
+  if (problems.count > before || fileName === undefined || content === undefined) return undefined;
+  return {
+    fileName,
+    content,
+    contentType: contentType?.toLowerCase() ?? detectMimeType(fileName),
+    ...(contentId !== undefined && { contentId }),
+  };
+}
+
+function requiredText(object: Json, field: string, base: string, problems: ProblemList): string | undefined {
+  const value = own(object, field);
+  if (value === undefined || value === null) {
+    problems.add(`${base}/${field}`, 'required');
+    return undefined;
+  }
+  return textField(value, `${base}/${field}`, problems);
+}
+
+function optionalText(object: Json, field: string, base: string, problems: ProblemList): string | undefined {
+  const value = own(object, field);
+  return value === undefined || value === null ? undefined : textField(value, `${base}/${field}`, problems);
+}
+
+function validateAttachments(value: unknown, pointer: string, problems: ProblemList): OutgoingAttachment[] | undefined {
+  if (!Array.isArray(value) || value.length > LIMITS.attachments) {
+    problems.add(pointer, `must be an array of at most ${LIMITS.attachments} attachments`);
+    return undefined;
+  }
+  const contentIds = new Set<string>();
+  const attachments: OutgoingAttachment[] = [];
+  value.forEach((entry, i) => {
+    const attachment = validateAttachment(entry, `${pointer}/${i}`, problems, contentIds);
+    if (attachment) attachments.push(attachment);
+  });
+  return attachments;
+}
+
+const nonEmpty = <T extends object>(value: T | undefined): T | undefined =>
+  value === undefined || (Array.isArray(value) ? value.length === 0 : Object.keys(value).length === 0) ? undefined : value;
+
+/**
+ * The section 12 fields of one message (`base` is its pointer). Absent, null or empty ones are
+ * left out, so a message without them is exactly what it was before they existed.
+ */
+export function validateMessageContent(message: Json, base: string, problems: ProblemList): MessageContent {
+  const given = (field: (typeof CONTENT_FIELDS)[number]) => own(message, field) ?? undefined;
+  const [replyTo, headers, tags, attachments] = [
+    given('ReplyTo') === undefined ? undefined : validateReplyTo(given('ReplyTo'), `${base}/ReplyTo`, problems),
+    given('Headers') === undefined ? undefined : nonEmpty(validateHeaders(given('Headers'), `${base}/Headers`, problems)),
+    given('Tags') === undefined ? undefined : nonEmpty(validateTags(given('Tags'), `${base}/Tags`, problems)),
+    given('Attachments') === undefined ? undefined : nonEmpty(validateAttachments(given('Attachments'), `${base}/Attachments`, problems)),
+  ];
+  return {
+    ...(replyTo && { replyTo }),
+    ...(headers && { headers }),
+    ...(tags && { tags }),
+    ...(attachments && { attachments }),
+  };
+}

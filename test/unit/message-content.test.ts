@@ -1,0 +1,227 @@
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import libmime from 'libmime';
+import { extensionOf, isStrictBase64, UNSUPPORTED_EXTENSIONS } from '../../functions/send/message-content';
+import { validateSendRequest } from '../../functions/send/validation';
+import { ValidationProblem } from '../../functions/shared/http/problems';
+import type { OutgoingEmail } from '../../functions/shared/mail/ports';
+import { encodeHeaderValue, toSendEmailRequest } from '../../functions/shared/mail/ses-message';
+
+const ORG = '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10';
+const msg = (overrides: Record<string, unknown> = {}) => ({ To: ['a@example.org'], From: 'noreply@example.com', Subject: 'Hi', TextContent: 'Body', ...overrides });
+const validate = (overrides: Record<string, unknown>) => validateSendRequest({ OrganizationId: ORG, Messages: [msg(overrides)] }, { maxMessages: 100 }).messages[0]!;
+
+function problems(overrides: Record<string, unknown>): [string, string][] {
+  try {
+    validate(overrides);
+  } catch (error) {
+    if (error instanceof ValidationProblem) return (error.errors ?? []).map((p) => [p.pointer, p.detail]);
+    throw error;
+  }
+  throw new Error('expected a ValidationProblem');
+}
+const pointers = (overrides: Record<string, unknown>) => problems(overrides).map(([pointer]) => pointer);
+
+describe('isStrictBase64', () => {
+  it.each([
+    ['', true],
+    ['AAAA', true],
+    ['AAE=', true],
+    ['AA==', true],
+    ['AB==', false], // unused bits set: another string means the same bytes
+    ['AAF=', false],
+    ['AAA', false], // not whole quanta
+    ['AAAA\nAAAA', false],
+    ['AA-_', false], // the URL-safe alphabet
+    ['A===', false],
+    ['AA=A', false],
+    ['====', false],
+  ])('%j → %s', (text, valid) => {
+    expect(isStrictBase64(text)).toBe(valid);
+  });
+
+  it('checks megabytes without exhausting the stack', () => {
+    expect(isStrictBase64(Buffer.alloc(6_000_000, 7).toString('base64'))).toBe(true);
+  });
+});
+
+describe('extensionOf', () => {
+  it.each([
+    ['invoice.PDF', 'pdf'],
+    ['run.exe. ', 'exe'],
+    ['archive.tar.gz', 'gz'],
+    ['.bashrc', undefined],
+    ['README', undefined],
+  ])('%j → %s', (name, extension) => {
+    expect(extensionOf(name)).toBe(extension);
+  });
+
+  it('knows every type of the SES list the contract names', () => {
+    for (const extension of ['exe', 'bat', 'js', 'vbs', 'ps1', 'msi', 'scr', 'jse']) expect(UNSUPPORTED_EXTENSIONS.has(extension)).toBe(true);
+    for (const extension of ['pdf', 'png', 'csv', 'zip', 'docx', 'ics']) expect(UNSUPPORTED_EXTENSIONS.has(extension)).toBe(false);
+  });
+});
+
+describe('validateSendRequest: section 12 fields', () => {
+  it('keeps a message without them exactly as before, and leaves null or empty ones out', () => {
+    expect(Object.keys(validate({}))).toEqual(Object.keys(validate({ ReplyTo: null, Headers: {}, Tags: null, Attachments: [] })));
+    expect(validate({ Headers: {}, Tags: {}, Attachments: [] })).not.toHaveProperty('headers');
+  });
+
+  it('normalises what it keeps: Punycode reply-to, content types from the extension, inline by content id', () => {
+    const message = validate({
+      ReplyTo: ['x@Bücher.DE'],
+      Headers: { 'X-Ref': 'r-1' },
+      Tags: { a: 'b' },
+      Attachments: [
+        { FileName: 'a.PDF', Content: 'AAAA' },
+        { FileName: 'a', Content: 'AAAA' },
+        { FileName: 'logo.png', Content: 'AAAA', ContentType: 'Image/PNG', ContentId: 'logo' },
+      ],
+    });
+    expect(message).toMatchObject({
+      replyTo: ['x@xn--bcher-kva.de'],
+      headers: [{ name: 'X-Ref', value: 'r-1' }],
+      tags: { a: 'b' },
+      attachments: [
+        { fileName: 'a.PDF', contentType: 'application/pdf' },
+        { fileName: 'a', contentType: 'application/octet-stream' },
+        { fileName: 'logo.png', contentType: 'image/png', contentId: 'logo' },
+      ],
+    });
+  });
+
+  it.each([
+    ['ReplyTo empty', { ReplyTo: [] }, ['/Messages/0/ReplyTo']],
+    ['ReplyTo not a list', { ReplyTo: 'a@example.com' }, ['/Messages/0/ReplyTo']],
+    ['Headers a list', { Headers: [] }, ['/Messages/0/Headers']],
+    ['a Content-* header', { Headers: { 'Content-Transfer-Encoding': 'x' } }, ['/Messages/0/Headers/Content-Transfer-Encoding']],
+    ['every reserved header, any case', { Headers: { from: 'a', TO: 'a', cc: 'a', bcc: 'a', subject: 'a', date: 'a', 'message-id': 'a', 'Mime-Version': 'a', 'return-path': 'a', 'dkim-signature': 'a', received: 'a' } }, 11],
+    ['two names one field', { Headers: { 'X-A': '1', 'x-a': '2' } }, ['/Messages/0/Headers/x-a']],
+    ['a name with a colon', { Headers: { 'X:A': '1' } }, ['/Messages/0/Headers/X:A']],
+    ['a 77-character name', { Headers: { [`X-${'a'.repeat(75)}`]: '1' } }, [`/Messages/0/Headers/X-${'a'.repeat(75)}`]],
+    ['an empty value', { Headers: { 'X-A': '' } }, ['/Messages/0/Headers/X-A']],
+    ['a tab', { Headers: { 'X-A': 'a\tb' } }, ['/Messages/0/Headers/X-A']],
+    ['a value of 999 characters', { Headers: { 'X-A': 'a'.repeat(999) } }, ['/Messages/0/Headers/X-A']],
+    ['a number', { Headers: { 'X-A': 1 } }, ['/Messages/0/Headers/X-A']],
+    ['a refused name, pointer-escaped', { Headers: { 'Content-/~': 'x' } }, ['/Messages/0/Headers/Content-~1~0']],
+    ['the service tag in another case', { Tags: { organizationid: 'x' } }, ['/Messages/0/Tags/organizationid']],
+    ['a tag value of 257 characters', { Tags: { a: 'b'.repeat(257) } }, ['/Messages/0/Tags/a']],
+    ['a tag value that is a number', { Tags: { a: 1 } }, ['/Messages/0/Tags/a']],
+    ['Attachments an object', { Attachments: {} }, ['/Messages/0/Attachments']],
+    ['an attachment without fields', { Attachments: [{}] }, ['/Messages/0/Attachments/0/FileName', '/Messages/0/Attachments/0/Content']],
+    ['an unknown attachment field', { Attachments: [{ FileName: 'a.txt', Content: 'AAAA', Disposition: 'inline' }] }, ['/Messages/0/Attachments/0/Disposition']],
+    ['a file name with a backslash', { Attachments: [{ FileName: 'a\\b.txt', Content: 'AAAA' }] }, ['/Messages/0/Attachments/0/FileName']],
+    ['a file name of 256 characters', { Attachments: [{ FileName: `${'a'.repeat(252)}.txt`, Content: 'AAAA' }] }, ['/Messages/0/Attachments/0/FileName']],
+    ['empty content', { Attachments: [{ FileName: 'a.txt', Content: '' }] }, ['/Messages/0/Attachments/0/Content']],
+    ['a content id with angle brackets', { Attachments: [{ FileName: 'a.png', Content: 'AAAA', ContentId: '<logo>' }] }, ['/Messages/0/Attachments/0/ContentId']],
+    ['two attachments with one content id', { Attachments: [{ FileName: 'a.png', Content: 'AAAA', ContentId: 'x' }, { FileName: 'b.png', Content: 'AAAA', ContentId: 'x' }] }, ['/Messages/0/Attachments/1/ContentId']],
+    ['a content type without subtype', { Attachments: [{ FileName: 'a.png', Content: 'AAAA', ContentType: 'image' }] }, ['/Messages/0/Attachments/0/ContentType']],
+  ])('refuses %s', (_label, overrides, expected) => {
+    const found = pointers(overrides);
+    if (typeof expected === 'number') expect(found).toHaveLength(expected);
+    else expect(found).toEqual(expected);
+  });
+
+  it('takes the limits themselves: 50 headers, a 998-character value, 10 tags of 256 characters, 10 attachments, 10 reply-to addresses', () => {
+    const message = validate({
+      ReplyTo: Array.from({ length: 10 }, (_, i) => `r${i}@example.com`),
+      Headers: { ...Object.fromEntries(Array.from({ length: 49 }, (_, i) => [`X-H${i}`, 'v'])), 'X-Long': 'é'.repeat(998) },
+      Tags: Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`${i}`.padEnd(256, 't'), 'v'.repeat(256)])),
+      Attachments: Array.from({ length: 10 }, (_, i) => ({ FileName: `f${i}.txt`, Content: 'AAAA' })),
+    });
+    expect(message.headers).toHaveLength(50);
+    expect(Object.keys(message.tags!)).toHaveLength(10);
+    expect(message.attachments).toHaveLength(10);
+  });
+
+  it('names the SES-refused file type in its problem', () => {
+    expect(problems({ Attachments: [{ FileName: 'x.vbs', Content: 'AAAA' }] })).toEqual([['/Messages/0/Attachments/0/FileName', expect.stringContaining('".vbs"')]]);
+  });
+});
+
+const email: OutgoingEmail = { organizationId: ORG, from: 'noreply@example.com', to: ['a@example.org'], cc: [], bcc: [], subject: 'Hi', text: 'Body' };
+
+describe('toSendEmailRequest', () => {
+  it('maps a message without section 12 fields as before: Simple content, the Organization tag, nothing else', async () => {
+    const input = await toSendEmailRequest(email);
+    expect(input).toEqual({
+      FromEmailAddress: 'noreply@example.com',
+      Destination: { ToAddresses: ['a@example.org'] },
+      EmailTags: [{ Name: 'OrganizationId', Value: ORG }],
+      Content: { Simple: { Subject: { Data: 'Hi', Charset: 'UTF-8' }, Body: { Text: { Data: 'Body', Charset: 'UTF-8' } } } },
+    });
+  });
+
+  it('sends attachments decoded, inline ones with their content id, reply-to, encoded headers and the client\'s tags after the service\'s', async () => {
+    const input = await toSendEmailRequest({
+      ...email,
+      replyTo: ['r@example.com'],
+      headers: [{ name: 'X-Greeting', value: 'Grüße' }, { name: 'List-Unsubscribe', value: '<mailto:u@example.com>' }],
+      tags: { invoice: 'inv-1' },
+      attachments: [
+        { fileName: 'a.pdf', content: 'AAEC', contentType: 'application/pdf' },
+        { fileName: 'logo.png', content: 'AAAA', contentType: 'image/png', contentId: 'logo' },
+      ],
+    });
+    expect(input.ReplyToAddresses).toEqual(['r@example.com']);
+    expect(input.EmailTags).toEqual([{ Name: 'OrganizationId', Value: ORG }, { Name: 'invoice', Value: 'inv-1' }]);
+    const simple = input.Content!.Simple!;
+    expect(simple.Headers![1]).toEqual({ Name: 'List-Unsubscribe', Value: '<mailto:u@example.com>' });
+    expect(libmime.decodeWords(simple.Headers![0]!.Value!)).toBe('Grüße');
+    expect(simple.Attachments!.map((a) => [a.FileName, a.ContentType, a.ContentDisposition, a.ContentId, Buffer.from(a.RawContent!).toString('hex')])).toEqual([
+      ['a.pdf', 'application/pdf', 'ATTACHMENT', undefined, '000102'],
+      ['logo.png', 'image/png', 'INLINE', 'logo', '000000'],
+    ]);
+  });
+
+  it('composes Raw MIME only past Simple content\'s header limits: 16 fields, or a value over 870 characters once encoded', async () => {
+    const headers = (n: number, value = 'v') => Array.from({ length: n }, (_, i) => ({ name: `X-H${i}`, value }));
+    expect((await toSendEmailRequest({ ...email, headers: headers(15) })).Content).toHaveProperty('Simple');
+    expect((await toSendEmailRequest({ ...email, headers: headers(1, 'a'.repeat(870)) })).Content).toHaveProperty('Simple');
+    const raw = await toSendEmailRequest({ ...email, bcc: ['hidden@example.net'], headers: headers(16) });
+    expect(raw.Destination?.BccAddresses).toEqual(['hidden@example.net']);
+    const mime = Buffer.from(raw.Content!.Raw!.Data!).toString();
+    expect(mime).toContain('X-H15: v');
+    expect(mime).not.toContain('hidden@example.net');
+    // 300 non-ASCII characters are fewer than 998, but far over 870 once encoded.
+    const long = await toSendEmailRequest({ ...email, headers: [{ name: 'X-Long', value: 'ü'.repeat(300) }] });
+    expect(long.Content).toHaveProperty('Raw');
+    expect(long.EmailTags).toEqual([{ Name: 'OrganizationId', Value: ORG }]);
+  });
+});
+
+describe('encodeHeaderValue', () => {
+  it('leaves printable ASCII alone and encodes only the words that need it, on one line', () => {
+    expect(encodeHeaderValue('<https://example.com/u?id=1>, <mailto:u@example.com>')).toBe('<https://example.com/u?id=1>, <mailto:u@example.com>');
+    const encoded = encodeHeaderValue(`Grüße ${'ä'.repeat(100)} <x@example.com>`);
+    expect(encoded).toMatch(/^[\x20-\x7e]+$/);
+    expect(encoded).toContain('<x@example.com>');
+    expect(libmime.decodeWords(encoded)).toBe(`Grüße ${'ä'.repeat(100)} <x@example.com>`);
+  });
+});
+
+describe('any value in the four fields (property)', () => {
+  const anyValue = fc.oneof(
+    fc.jsonValue(),
+    fc.dictionary(fc.string({ maxLength: 12 }), fc.string({ unit: 'grapheme', maxLength: 40 }), { maxKeys: 20 }),
+    fc.array(fc.record({ FileName: fc.string({ maxLength: 20 }), Content: fc.base64String({ maxLength: 40 }), ContentType: fc.constantFrom(undefined, 'image/png', 'x'), ContentId: fc.option(fc.string({ maxLength: 10 }), { nil: undefined }) }, { requiredKeys: [] }), { maxLength: 12 }),
+  );
+
+  it('is either refused with a ValidationProblem or sent with printable ASCII headers, never anything else', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.record({ ReplyTo: anyValue, Headers: anyValue, Tags: anyValue, Attachments: anyValue }, { requiredKeys: [] }), async (fields) => {
+        let message;
+        try {
+          message = validate(fields);
+        } catch (error) {
+          expect(error).toBeInstanceOf(ValidationProblem);
+          return;
+        }
+        const input = await toSendEmailRequest({ ...email, ...message, organizationId: ORG, from: message.from.ascii });
+        for (const header of input.Content?.Simple?.Headers ?? []) expect(header.Value).toMatch(/^[\x20-\x7e]+$/);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
