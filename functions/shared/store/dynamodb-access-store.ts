@@ -1,8 +1,9 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AccessLookup, AccessStore, KeyRecord, OrganizationAccess } from './ports';
 import { batchGetAll } from './batch-get';
+import { readPause } from './dynamodb-reputation-store';
 import { withStorageFaults } from './storage-errors';
-import { SUPPRESSION_COUNT_ATTRIBUTE, itemKey } from './table';
+import { PAUSE_ATTRIBUTES, SUPPRESSION_COUNT_ATTRIBUTE, itemKey } from './table';
 
 function stringSet(value: unknown): ReadonlySet<string> {
   return value instanceof Set ? (value as Set<string>) : new Set();
@@ -23,7 +24,9 @@ export class DynamoDbAccessStore implements AccessStore {
     if (keys.length === 0) return {};
     // BatchGetItem even for one key: the function's IAM allows reads of these partitions with it alone.
     const items = await withStorageFaults(() =>
-      batchGetAll(this.client, this.tableName, keys, { projection: `sk, userId, organizationId, members, senders, ${SUPPRESSION_COUNT_ATTRIBUTE}` }),
+      batchGetAll(this.client, this.tableName, keys, {
+        projection: `sk, userId, organizationId, members, senders, ${SUPPRESSION_COUNT_ATTRIBUTE}, ${PAUSE_ATTRIBUTES.at}, ${PAUSE_ATTRIBUTES.reason}`,
+      }),
     );
 
     let key: KeyRecord | undefined;
@@ -36,6 +39,7 @@ export class DynamoDbAccessStore implements AccessStore {
           members: stringSet(item.members),
           senders: stringSet(item.senders),
           suppressions: Number(item[SUPPRESSION_COUNT_ATTRIBUTE] ?? 0) || 0,
+          paused: readPause(item),
         };
       }
     }

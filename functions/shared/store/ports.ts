@@ -2,6 +2,7 @@
  * What the send logic needs from storage, and nothing more. DynamoDB implements it
  * (`DynamoDbAccessStore`); a cache decorates it (`CachedAccessStore`).
  */
+import type { Pause } from '../domain/reputation';
 import type { Pace } from '../domain/send-pace';
 
 /** The user a key hash belongs to. */
@@ -20,6 +21,8 @@ export interface OrganizationAccess {
    * nothing more). See dynamodb-suppression-store.ts for why it is an upper bound.
    */
   readonly suppressions: number;
+  /** Set while the Organization is paused (CONTRACT section 11 item 3): it may not send. */
+  readonly paused?: Pause | undefined;
 }
 
 export interface AccessLookup {

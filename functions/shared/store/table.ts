@@ -12,6 +12,10 @@
  * | message status      | MSG#<SES message id> | MSG     | organizationId, expiresAt, r:<address> (state)  |
  * | suppressed address  | SUPP#<orgId>         | address | reason, at, messageId                           |
  * | webhook             | HOOK#<orgId>         | HOOK    | url, secret (sealed), createdAt                 |
+ * | reputation counters | REP#<orgId>          | REP     | s:<day>, b:<day>, c:<day> (numbers), expiresAt  |
+ *
+ * A paused Organization carries `pausedAt` and `pausedReason` on its ORG item (see
+ * dynamodb-reputation-store.ts), so the send path learns it from the read it already makes.
  */
 export const TABLE_SCHEMA = {
   partitionKey: 'pk',
@@ -27,11 +31,14 @@ export const PARTITIONS = { ...SEND_FUNCTION_PARTITIONS, user: 'USER#', email: '
 const P = PARTITIONS;
 
 /** Partitions of the delivery lifecycle (events, status, suppression, webhooks), for the IAM of the functions that touch them. */
-export const DELIVERY_PARTITIONS = { message: 'MSG#', suppression: 'SUPP#', webhook: 'HOOK#' } as const;
+export const DELIVERY_PARTITIONS = { message: 'MSG#', suppression: 'SUPP#', webhook: 'HOOK#', reputation: 'REP#' } as const;
 const D = DELIVERY_PARTITIONS;
 
 /** The Organization item's count of suppressed addresses (an upper bound: see dynamodb-suppression-store.ts). */
 export const SUPPRESSION_COUNT_ATTRIBUTE = 'suppressions';
+
+/** The Organization item's pause (CONTRACT section 11 item 3): when, and why in words; absent when it may send. */
+export const PAUSE_ATTRIBUTES = { at: 'pausedAt', reason: 'pausedReason' } as const;
 
 export const itemKey = {
   apiKey: (keyHash: string) => ({ pk: `${P.apiKey}${keyHash}`, sk: 'KEY' }),
@@ -46,6 +53,8 @@ export const itemKey = {
   /** One suppressed address of an Organization (lower-case); the partition lists them all. */
   suppression: (organizationId: string, address: string) => ({ pk: suppressionPartition(organizationId), sk: address.toLowerCase() }),
   webhook: (organizationId: string) => ({ pk: `${D.webhook}${organizationId.toLowerCase()}`, sk: 'HOOK' }),
+  /** An Organization's rolling reputation counters, one attribute per kind and UTC day. */
+  reputation: (organizationId: string) => ({ pk: `${D.reputation}${organizationId.toLowerCase()}`, sk: 'REP' }),
 };
 
 export function suppressionPartition(organizationId: string): string {
