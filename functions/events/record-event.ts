@@ -63,7 +63,7 @@ export async function recordEvent(body: string, deps: EventsDependencies): Promi
   const reputation = await deps.reputation.count(event, deps.now());
   const reason = reputation && judge(reputation, deps.thresholds);
   if (reason) {
-    await pauseOrganization(event.organizationId, { at: new Date(deps.now()).toISOString(), reason }, { ...deps, pauses: deps.reputation });
+    await pauseOrganization(event.organizationId, { at: new Date(deps.now()).toISOString(), reason }, { ...deps, pauses: deps.reputation, notify: deps });
   }
 
   deps.metrics.addMetric('DeliveryEvents', MetricUnit.Count, 1);

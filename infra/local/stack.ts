@@ -190,9 +190,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
 
     const config = { ...serviceConfig, dynamodbEndpoint, sesEndpoint: sesUrl };
-    const handler = createHandler(createDependencies(config, { credentials }));
     const lifecycle = startLocalLifecycle({ config, credentials, emulator, webhookRetryScale: options.webhookRetryScale, log });
     cleanups.push(() => lifecycle.stop());
+    // The webhook queue too: a send refused for a paused SES tenant pauses the Organization and tells its webhook.
+    const handler = createHandler(createDependencies(config, { credentials }, lifecycle.webhookQueue));
     // Only the stack's own emulator is watched: with an external SES_ENDPOINT there is no simulator.
     if (emulator && options.mailboxSimulator !== false) simulate = lifecycle.simulate;
     const sendUrl = `${apiUrl}${SEND_PATH}`;

@@ -112,3 +112,17 @@ export function judge(reputation: Reputation, thresholds: ReputationThresholds):
 
 /** The reason recorded when Amazon SES refused a send because it paused the Organization's tenant. */
 export const TENANT_PAUSED_REASON = 'Amazon SES paused the Organization\'s tenant (its own reputation findings)';
+
+/** The reputation as the settings API (openapi.json `Reputation`) and `org show --json` show it. */
+export function reputationView(reputation: Reputation, pause: Pause | undefined) {
+  return {
+    Sends: reputation.sends,
+    HardBounces: reputation.hardBounces,
+    Complaints: reputation.complaints,
+    BounceRate: reputation.bounceRate,
+    ComplaintRate: reputation.complaintRate,
+    Paused: pause !== undefined,
+    PausedAt: pause?.at ?? null,
+    PausedReason: pause?.reason ?? null,
+  };
+}

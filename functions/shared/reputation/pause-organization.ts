@@ -6,7 +6,8 @@
  * The pause is written first, conditionally, and only the caller whose write made it tells the
  * world (the `OrganizationsPaused` metric the stack's alarm watches, a warning in the log, the
  * `organization.paused` webhook): a repeat of the decision changes nothing. A crash between the
- * write and the webhook loses the webhook, not the pause.
+ * write and the webhook loses the webhook, not the pause. The send function in AWS has no webhook
+ * queue (its bundle stays free of SQS): there a pause it records tells the alarm and the log only.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
@@ -22,8 +23,8 @@ export const PAUSED_METRIC = 'OrganizationsPaused';
 
 export interface PauseDependencies {
   readonly pauses: Pick<ReputationCounter, 'pause'>;
-  readonly webhooks: WebhookConfigs;
-  readonly outbox: WebhookOutbox;
+  /** Absent: no `organization.paused` webhook from this caller. */
+  readonly notify?: { readonly webhooks: WebhookConfigs; readonly outbox: WebhookOutbox } | undefined;
   readonly logger: Logger;
   readonly metrics: Metrics;
 }
@@ -33,6 +34,7 @@ export async function pauseOrganization(organizationId: string, pause: Pause, de
   if (!(await deps.pauses.pause(organizationId, pause))) return false;
   deps.metrics.addMetric(PAUSED_METRIC, MetricUnit.Count, 1);
   deps.logger.warn('Organization paused', { organizationId, pausedAt: pause.at, reason: pause.reason });
-  if (await deps.webhooks.get(organizationId)) await deps.outbox.enqueue(pausedWebhookJob(organizationId, pause));
+  const { notify } = deps;
+  if (notify && (await notify.webhooks.get(organizationId))) await notify.outbox.enqueue(pausedWebhookJob(organizationId, pause));
   return true;
 }

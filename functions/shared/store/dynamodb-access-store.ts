@@ -1,9 +1,9 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AccessLookup, AccessStore, KeyRecord, OrganizationAccess } from './ports';
 import { batchGetAll } from './batch-get';
-import { readPause } from './dynamodb-reputation-store';
+import { PAUSE_PROJECTION, readPause } from './organization-pause';
 import { withStorageFaults } from './storage-errors';
-import { PAUSE_ATTRIBUTES, SUPPRESSION_COUNT_ATTRIBUTE, itemKey } from './table';
+import { SUPPRESSION_COUNT_ATTRIBUTE, itemKey } from './table';
 
 function stringSet(value: unknown): ReadonlySet<string> {
   return value instanceof Set ? (value as Set<string>) : new Set();
@@ -25,7 +25,7 @@ export class DynamoDbAccessStore implements AccessStore {
     // BatchGetItem even for one key: the function's IAM allows reads of these partitions with it alone.
     const items = await withStorageFaults(() =>
       batchGetAll(this.client, this.tableName, keys, {
-        projection: `sk, userId, organizationId, members, senders, ${SUPPRESSION_COUNT_ATTRIBUTE}, ${PAUSE_ATTRIBUTES.at}, ${PAUSE_ATTRIBUTES.reason}`,
+        projection: `sk, userId, organizationId, members, senders, ${SUPPRESSION_COUNT_ATTRIBUTE}, ${PAUSE_PROJECTION}`,
       }),
     );
 

@@ -11,7 +11,9 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { generateApiKey, hashApiKey, keyLastFour, maskApiKey } from '../domain/api-keys';
+import type { Pause } from '../domain/reputation';
 import { conditionally } from './conditions';
+import { readPause } from './organization-pause';
 import type { IssuedKey, KeySummary, User } from './records';
 import { RecordConflictError, RecordNotFoundError } from './records';
 import { itemKey } from './table';
@@ -51,7 +53,7 @@ export class DynamoDbKeyStore {
   }
 
   /** The user's Organizations with their names, sorted by name. */
-  async organizationsOf(user: StoredUser): Promise<{ readonly id: string; readonly name: string }[]> {
+  async organizationsOf(user: StoredUser): Promise<{ readonly id: string; readonly name: string; readonly paused: Pause | undefined }[]> {
     if (user.organizations.length === 0) return [];
     const { Responses } = await this.client.send(
       new BatchGetCommand({
@@ -60,7 +62,7 @@ export class DynamoDbKeyStore {
     );
     return (Responses?.[this.tableName] ?? [])
       .filter((item) => item.members instanceof Set && item.members.has(user.id))
-      .map((item) => ({ id: String(item.organizationId), name: String(item.name) }))
+      .map((item) => ({ id: String(item.organizationId), name: String(item.name), paused: readPause(item) }))
       .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
   }
 

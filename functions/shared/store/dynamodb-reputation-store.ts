@@ -25,6 +25,7 @@ import type { CounterKind, DayCounts, Pause, Reputation } from '../domain/reputa
 import { COUNTER_KINDS, WINDOW_DAYS, daysBeforeWindow, summarise, tallyOf, utcDay } from '../domain/reputation';
 import { batchGetAll } from './batch-get';
 import { unlessConditionFails } from './conditions';
+import { readPause } from './organization-pause';
 import { PAUSE_ATTRIBUTES, itemKey } from './table';
 
 const PREFIX: Record<CounterKind, string> = { sends: 's:', bounces: 'b:', complaints: 'c:' };
@@ -33,14 +34,6 @@ const COUNTED_ATTRIBUTE = 'counted';
 const TTL_SECONDS = (WINDOW_DAYS + 1) * 24 * 60 * 60;
 
 type Item = Record<string, unknown>;
-
-/** The pause recorded on an Organization item, if any: the one reader of the two attributes. */
-export function readPause(item: Item | undefined): Pause | undefined {
-  const at = item?.[PAUSE_ATTRIBUTES.at];
-  if (typeof at !== 'string' || at === '') return undefined;
-  const reason = item?.[PAUSE_ATTRIBUTES.reason];
-  return { at, reason: typeof reason === 'string' ? reason : 'paused' };
-}
 
 function reputationOf(item: Item | undefined, now: number): Reputation {
   return summarise((day) => {
