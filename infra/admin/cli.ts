@@ -20,6 +20,8 @@ import type { SenderIdentity } from './admin-store';
 import type { Credentials } from '../../functions/shared/runtime/clients';
 import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
 import { addLifecycleCommands } from './lifecycle-commands';
+import { addOrgCommands, withTenants } from './org-commands';
+import { TenantError } from './ses-tenants';
 import { UserPoolError, addUserCommands } from './user-commands';
 import { LOOPBACK, LocalSettingError, endpointFrom, isLoopback, localTableName, portFrom, regionFrom, placeholderCredentials } from '../local/settings';
 
@@ -108,6 +110,7 @@ function toAdminError(error: unknown, target: Target): AdminError {
   if (error instanceof RecordNotFoundError) return new AdminError(EXIT_CODES.notFound, 'not_found', message);
   if (error instanceof RecordConflictError) return new AdminError(EXIT_CODES.conflict, 'conflict', message);
   if (error instanceof UserPoolError) return new AdminError(EXIT_CODES.unavailable, 'user_pool_unavailable', message, { cause: error });
+  if (error instanceof TenantError) return new AdminError(EXIT_CODES.unavailable, 'ses_tenant_unavailable', message, { cause: error });
 
   const { name = '' } = (error ?? {}) as { name?: string };
   const where = target.local
@@ -199,13 +202,21 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
       });
 
   const org = program.command('org').description('Organizations');
-  leaf(org, 'create', 'create an Organization and print its id', async (store, o) => {
-    const created = await store.createOrganization({ name: o.name!, ...(o.id !== undefined && { id: o.id }) });
-    return { human: `Organization "${created.name}" created with id ${created.id}`, json: { id: created.id } };
-  })
+  leaf(org, 'create', 'create an Organization and print its id; with SES tenants, also its tenant', async (store, o, target) =>
+    withTenants(target, env, async (tenants) => {
+      const created = await store.createOrganization({ name: o.name!, ...(o.id !== undefined && { id: o.id }) });
+      try {
+        await tenants?.ensure(created.id, []);
+      } catch (error) {
+        throw new TenantError(`Organization "${created.name}" was created with id ${created.id}, but ${(error as Error).message}; finish it with "org tenants sync"`, { cause: error });
+      }
+      return { human: `Organization "${created.name}" created with id ${created.id}`, json: { id: created.id } };
+    }),
+  )
     .requiredOption('--name <name>', 'display name')
     .option('--id <uuid>', 'use this id instead of a random UUID');
 
+  addOrgCommands(org, leaf, env);
   addUserCommands(program, leaf, env);
 
   const member = program.command('member').description('memberships of users in Organizations');
@@ -226,10 +237,12 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
   }
 
   const sender = program.command('sender').description("sender identities: the domains and addresses an Organization may send from");
-  const senderChange = (add: boolean): Action => async (store, o) => {
+  const senderChange = (add: boolean): Action => async (store, o, target) => {
     const identity = identityOf(o);
     const organizationId = o.org!.toLowerCase();
     const stored = add ? await store.addSender(organizationId, identity) : await store.removeSender(organizationId, identity);
+    // With SES tenants, the identity joins (or leaves) the Organization's tenant too.
+    await withTenants(target, env, (tenants) => (add ? tenants?.associateIdentity(organizationId, stored) : tenants?.dissociateIdentity(organizationId, stored)) ?? Promise.resolve());
     return {
       human: `Organization ${organizationId} may ${add ? 'now' : 'no longer'} send from ${'domain' in identity ? 'the domain ' : ''}${stored}`,
       json: { organizationId, sender: stored, type: 'domain' in identity ? 'domain' : 'address', allowed: add },

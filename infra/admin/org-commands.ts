@@ -1,0 +1,148 @@
+/**
+ * The Organization commands of CONTRACT section 11 beside `org create` (which lives in cli.ts):
+ * `org show` (the Organization, its reputation and whether it is paused), `org resume` (lifts a
+ * pause) and `org tenants sync` (gives every Organization its SES tenant); plus the SES-tenant
+ * steps `org create` and `sender add|remove` take (`tenantsFor`). Apart from cli.ts, which holds
+ * the command line's frame (targets, output, exit codes).
+ *
+ * `org show` prints sections, each made by its own function from what it reads, so more
+ * sections (limits, today's usage) join without touching the others.
+ */
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { Command } from 'commander';
+import type { Pause, Reputation } from '../../functions/shared/domain/reputation';
+import { WINDOW_DAYS } from '../../functions/shared/domain/reputation';
+import { DynamoDbReputationStore } from '../../functions/shared/store/dynamodb-reputation-store';
+import { PAUSE_PROJECTION, readPause } from '../../functions/shared/store/organization-pause';
+import { InvalidArgumentError, RecordNotFoundError } from '../../functions/shared/store/records';
+import type { Organization } from '../../functions/shared/store/records';
+import { itemKey } from '../../functions/shared/store/table';
+import type { DynamoDbAdminStore } from './admin-store';
+import type { Leaf, Target } from './cli';
+import { tenantsFor } from './ses-tenants';
+
+export { tenantsFor } from './ses-tenants';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** One part of `org show`: its human lines and its fields of the JSON object. */
+export interface Section {
+  readonly lines: readonly string[];
+  readonly json: Record<string, unknown>;
+}
+
+export function organizationSection(organization: Organization): Section {
+  return {
+    lines: [
+      `Organization "${organization.name}" (${organization.id})`,
+      `  members: ${organization.members.length > 0 ? organization.members.join(', ') : 'none'}`,
+      `  senders: ${organization.senders.length > 0 ? organization.senders.join(', ') : 'none'}`,
+    ],
+    json: { id: organization.id, name: organization.name, members: organization.members, senders: organization.senders },
+  };
+}
+
+const percent = (rate: number): string => `${Number((rate * 100).toFixed(3))} %`;
+
+export function reputationSection(reputation: Reputation, pause: Pause | undefined): Section {
+  return {
+    lines: [
+      `  reputation (last ${reputation.windowDays} days): ${reputation.sends} recipients sent, hard bounces ${reputation.hardBounces} (${percent(reputation.bounceRate)}), complaints ${reputation.complaints} (${percent(reputation.complaintRate)})`,
+      pause ? `  PAUSED since ${pause.at}: ${pause.reason} (lift it with "org resume --org ${'<id>'}")` : '  sending: not paused',
+    ],
+    json: {
+      paused: pause !== undefined,
+      pausedAt: pause?.at ?? null,
+      pausedReason: pause?.reason ?? null,
+      reputation: {
+        windowDays: reputation.windowDays,
+        sends: reputation.sends,
+        hardBounces: reputation.hardBounces,
+        complaints: reputation.complaints,
+        bounceRate: reputation.bounceRate,
+        complaintRate: reputation.complaintRate,
+      },
+    },
+  };
+}
+
+/** The sections joined: lines one after the other, JSON fields into one object. */
+export function printSections(sections: readonly Section[]): { human: string; json: Record<string, unknown> } {
+  return { human: sections.flatMap((section) => section.lines).join('\n'), json: Object.assign({}, ...sections.map((section) => section.json)) };
+}
+
+async function readPauseOf(store: DynamoDbAdminStore, organizationId: string): Promise<Pause | undefined> {
+  const { Item } = await store.client.send(
+    new GetCommand({ TableName: store.tableName, Key: itemKey.organization(organizationId), ProjectionExpression: PAUSE_PROJECTION, ConsistentRead: true }),
+  );
+  return readPause(Item);
+}
+
+/** Every Organization's id: an operator's one-off (`org tenants sync`), so a filtered scan. */
+async function organizationIds(store: DynamoDbAdminStore): Promise<string[]> {
+  const ids: string[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await store.client.send(
+      new ScanCommand({
+        TableName: store.tableName,
+        FilterExpression: 'sk = :org',
+        ExpressionAttributeValues: { ':org': 'ORG' },
+        ProjectionExpression: 'organizationId',
+        ...(start && { ExclusiveStartKey: start }),
+      }),
+    );
+    for (const item of page.Items ?? []) if (typeof item.organizationId === 'string') ids.push(item.organizationId);
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return ids.sort();
+}
+
+/** Runs `use` with the target's tenants (none when they are off), closing the client after. */
+export async function withTenants<T>(target: Target, env: Env, use: (tenants: ReturnType<typeof tenantsFor>) => Promise<T>): Promise<T> {
+  const tenants = tenantsFor(target, env);
+  try {
+    return await use(tenants);
+  } finally {
+    tenants?.destroy();
+  }
+}
+
+export function addOrgCommands(org: Command, leaf: Leaf, env: Env): void {
+  leaf(org, 'show', 'show an Organization: members, senders, its bounce and complaint rates and whether it is paused', async (store, o) => {
+    const organization = await store.getOrganization(o.org!);
+    const reputations = new DynamoDbReputationStore(store.client, store.tableName);
+    const [reputation, pause] = await Promise.all([reputations.read(organization.id, Date.now()), readPauseOf(store, organization.id)]);
+    const shown = printSections([organizationSection(organization), reputationSection(reputation, pause)]);
+    return { human: shown.human.replace('<id>', organization.id), json: shown.json };
+  }).requiredOption('--org <uuid>', 'Organization id');
+
+  leaf(org, 'resume', 'lift the pause of an Organization; its reputation starts a fresh 7-day window', async (store, o) => {
+    const organizationId = (await store.getOrganization(o.org!)).id;
+    const lifted = await new DynamoDbReputationStore(store.client, store.tableName).resume(organizationId);
+    if (lifted === false) throw new RecordNotFoundError(`no Organization with id ${organizationId}`);
+    return {
+      human: lifted
+        ? `Organization ${organizationId} may send again (it was paused since ${lifted.at}: ${lifted.reason}); its reputation starts a fresh ${WINDOW_DAYS}-day window`
+        : `Organization ${organizationId} was not paused`,
+      json: { organizationId, paused: false, wasPaused: lifted !== undefined },
+    };
+  }).requiredOption('--org <uuid>', 'Organization id');
+
+  const tenants = org.command('tenants').description('Amazon SES tenants: one per Organization (on in AWS; locally with SES_TENANTS=true)');
+  leaf(tenants, 'sync', 'give every Organization its SES tenant, reputation policy and associations (safe to run again)', async (store, _o, target: Target) =>
+    withTenants(target, env, async (ses) => {
+      if (!ses) throw new InvalidArgumentError('SES tenants are off for this target: they are on for a deployed table (--table), or set SES_TENANTS=true');
+      let created = 0;
+      const ids = await organizationIds(store);
+      for (const id of ids) {
+        const { senders } = await store.getOrganization(id);
+        if (await ses.ensure(id, senders)) created++;
+      }
+      return {
+        human: `${ids.length} Organization${ids.length === 1 ? '' : 's'} checked, ${created} tenant${created === 1 ? '' : 's'} created`,
+        json: { organizations: ids.length, created },
+      };
+    }),
+  );
+}
