@@ -15,7 +15,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { ME_ROUTES, SETTINGS_PAGE_ROUTES } from '../functions/shared/http/api-routes';
 import type { ApiRoute } from '../functions/shared/http/api-routes';
-import { PARTITIONS } from '../functions/shared/store/table';
+import { DELIVERY_PARTITIONS, PARTITIONS } from '../functions/shared/store/table';
 import { ME_ENTRY, SETTINGS_PAGE_BUNDLING, SETTINGS_PAGE_ENTRY } from './send-bundle';
 import type { ServiceFunction } from './service-function';
 import { addServiceFunction, inPartitions } from './service-function';
@@ -66,9 +66,10 @@ export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: 
       }),
       new PolicyStatement({
         sid: 'ReadOrganizationNames',
+        // The member Organizations' names and pauses, and their reputation counters.
         actions: ['dynamodb:BatchGetItem'],
         resources: [table.tableArn],
-        conditions: inPartitions(PARTITIONS.organization),
+        conditions: inPartitions(PARTITIONS.organization, DELIVERY_PARTITIONS.reputation),
       }),
     ],
     serviceName: 'email-send-api-settings',

@@ -98,14 +98,14 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
     for (const key of [...meKeys, ...pageKeys]) expect(routes.has(key)).toBe(true);
   });
 
-  it('lets the settings API read users and Organization names, write the key fields and key items, and nothing more', () => {
+  it('lets the settings API read users, Organization names and pauses and their reputation counters, write the key fields and key items, and nothing more', () => {
     const table = { 'Fn::GetAtt': [ids.table, 'Arn'] };
     expect(policyOf(template, ids.apiRole)).toEqual([
       { Sid: 'WriteOwnLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [ids.apiLogs, 'Arn'] } },
       { Sid: 'ReadUsers', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: table, Condition: leadingKeys('EMAIL#', 'USER#') },
       { Sid: 'WriteOwnKeyFields', Effect: 'Allow', Action: 'dynamodb:UpdateItem', Resource: table, Condition: leadingKeys('USER#') },
       { Sid: 'KeyItems', Effect: 'Allow', Action: ['dynamodb:DeleteItem', 'dynamodb:PutItem'], Resource: table, Condition: leadingKeys('KEY#') },
-      { Sid: 'ReadOrganizationNames', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table, Condition: leadingKeys('ORG#') },
+      { Sid: 'ReadOrganizationNames', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table, Condition: leadingKeys('ORG#', 'REP#') },
     ]);
   });
 
