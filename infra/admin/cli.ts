@@ -149,6 +149,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
   const env = io.env ?? process.env;
+  const warn = (line: string) => void stderr.write(`${line}\n`);
 
   // Filled in by the action that runs; the program is built per call because commander keeps state.
   let outcome: { human: string; json: Record<string, unknown>; asJson: boolean } | undefined;
@@ -203,7 +204,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
 
   const org = program.command('org').description('Organizations');
   leaf(org, 'create', 'create an Organization and print its id; with SES tenants, also its tenant', async (store, o, target) =>
-    withTenants(target, env, async (tenants) => {
+    withTenants(target, env, warn, async (tenants) => {
       const created = await store.createOrganization({ name: o.name!, ...(o.id !== undefined && { id: o.id }) });
       try {
         await tenants?.ensure(created.id, []);
@@ -216,7 +217,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
     .requiredOption('--name <name>', 'display name')
     .option('--id <uuid>', 'use this id instead of a random UUID');
 
-  addOrgCommands(org, leaf, env);
+  addOrgCommands(org, leaf, env, warn);
   addUserCommands(program, leaf, env);
 
   const member = program.command('member').description('memberships of users in Organizations');
@@ -242,7 +243,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
     const organizationId = o.org!.toLowerCase();
     const stored = add ? await store.addSender(organizationId, identity) : await store.removeSender(organizationId, identity);
     // With SES tenants, the identity joins (or leaves) the Organization's tenant too.
-    await withTenants(target, env, (tenants) => (add ? tenants?.associateIdentity(organizationId, stored) : tenants?.dissociateIdentity(organizationId, stored)) ?? Promise.resolve());
+    await withTenants(target, env, warn, (tenants) => (add ? tenants?.associateIdentity(organizationId, stored) : tenants?.dissociateIdentity(organizationId, stored)) ?? Promise.resolve());
     return {
       human: `Organization ${organizationId} may ${add ? 'now' : 'no longer'} send from ${'domain' in identity ? 'the domain ' : ''}${stored}`,
       json: { organizationId, sender: stored, type: 'domain' in identity ? 'domain' : 'address', allowed: add },

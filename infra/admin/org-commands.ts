@@ -44,11 +44,11 @@ export function organizationSection(organization: Organization): Section {
 
 const percent = (rate: number): string => `${Number((rate * 100).toFixed(3))} %`;
 
-export function reputationSection(reputation: Reputation, pause: Pause | undefined): Section {
+export function reputationSection(organizationId: string, reputation: Reputation, pause: Pause | undefined): Section {
   return {
     lines: [
       `  reputation (last ${reputation.windowDays} days): ${reputation.sends} recipients sent, hard bounces ${reputation.hardBounces} (${percent(reputation.bounceRate)}), complaints ${reputation.complaints} (${percent(reputation.complaintRate)})`,
-      pause ? `  PAUSED since ${pause.at}: ${pause.reason} (lift it with "org resume --org ${'<id>'}")` : '  sending: not paused',
+      pause ? `  PAUSED since ${pause.at}: ${pause.reason} (lift it with "org resume --org ${organizationId}")` : '  sending: not paused',
     ],
     json: {
       paused: pause !== undefined,
@@ -98,9 +98,9 @@ async function organizationIds(store: DynamoDbAdminStore): Promise<string[]> {
   return ids.sort();
 }
 
-/** Runs `use` with the target's tenants (none when they are off), closing the client after. */
-export async function withTenants<T>(target: Target, env: Env, use: (tenants: ReturnType<typeof tenantsFor>) => Promise<T>): Promise<T> {
-  const tenants = tenantsFor(target, env);
+/** Runs `use` with the target's tenants (none when they are off), closing the client after; `warn` takes local warnings (stderr). */
+export async function withTenants<T>(target: Target, env: Env, warn: (line: string) => void, use: (tenants: ReturnType<typeof tenantsFor>) => Promise<T>): Promise<T> {
+  const tenants = tenantsFor(target, env, warn);
   try {
     return await use(tenants);
   } finally {
@@ -108,13 +108,12 @@ export async function withTenants<T>(target: Target, env: Env, use: (tenants: Re
   }
 }
 
-export function addOrgCommands(org: Command, leaf: Leaf, env: Env): void {
+export function addOrgCommands(org: Command, leaf: Leaf, env: Env, warn: (line: string) => void): void {
   leaf(org, 'show', 'show an Organization: members, senders, its bounce and complaint rates and whether it is paused', async (store, o) => {
     const organization = await store.getOrganization(o.org!);
     const reputations = new DynamoDbReputationStore(store.client, store.tableName);
     const [reputation, pause] = await Promise.all([reputations.read(organization.id, Date.now()), readPauseOf(store, organization.id)]);
-    const shown = printSections([organizationSection(organization), reputationSection(reputation, pause)]);
-    return { human: shown.human.replace('<id>', organization.id), json: shown.json };
+    return printSections([organizationSection(organization), reputationSection(organization.id, reputation, pause)]);
   }).requiredOption('--org <uuid>', 'Organization id');
 
   leaf(org, 'resume', 'lift the pause of an Organization; its reputation starts a fresh 7-day window', async (store, o) => {
@@ -131,7 +130,7 @@ export function addOrgCommands(org: Command, leaf: Leaf, env: Env): void {
 
   const tenants = org.command('tenants').description('Amazon SES tenants: one per Organization (on in AWS; locally with SES_TENANTS=true)');
   leaf(tenants, 'sync', 'give every Organization its SES tenant, reputation policy and associations (safe to run again)', async (store, _o, target: Target) =>
-    withTenants(target, env, async (ses) => {
+    withTenants(target, env, warn, async (ses) => {
       if (!ses) throw new InvalidArgumentError('SES tenants are off for this target: they are on for a deployed table (--table), or set SES_TENANTS=true');
       let created = 0;
       const ids = await organizationIds(store);

@@ -77,3 +77,19 @@ describe('with SES_TENANTS=true', () => {
     expect(off.stderr).toMatch(/SES tenants are off/);
   });
 });
+
+describe('with SES_TENANTS=true against an SES endpoint that knows no tenants (the emulator itself)', () => {
+  it('still makes every tenant call, warns on stderr, and creates the Organization', async () => {
+    const bare = await startRecordingSesProxy(emulator.endpoint, { answerTenants: false });
+    try {
+      const result = await admin({ ...env, SES_ENDPOINT: bare.endpoint }, 'org', 'create', '--name', 'Local only', '--json');
+      expect(result.code).toBe(0);
+      const { id } = JSON.parse(result.stdout) as { id: string };
+      expect(result.stderr).toMatch(/^warning: Amazon SES refused CreateTenant for the tenant of Organization [0-9a-f-]{36} \(.+\); continuing \(local stack\)\n/);
+      expect(bare.operations()).toEqual(['CreateTenant', 'GetTenant', 'UpdateReputationEntityPolicy', 'CreateTenantResourceAssociation']);
+      expect(bare.calls.at(-1)!.body).toEqual({ TenantName: `org-${id}`, ResourceArn: arn(`configuration-set/${CONFIGURATION_SET}`) });
+    } finally {
+      await bare.close();
+    }
+  });
+});

@@ -39,7 +39,9 @@ function answer(res: ServerResponse, status: number, body: unknown, errorType?: 
   res.end(JSON.stringify(body));
 }
 
-export async function startRecordingSesProxy(upstream: string, region = 'us-east-1'): Promise<RecordingSesProxy> {
+/** `answerTenants: false` forwards the tenant calls too, to an upstream that does not know them. */
+export async function startRecordingSesProxy(upstream: string, options: { readonly region?: string; readonly answerTenants?: boolean } = {}): Promise<RecordingSesProxy> {
+  const { region = 'us-east-1', answerTenants = true } = options;
   const calls: RecordedCall[] = [];
   const tenants = new Map<string, { arn: string; associations: Set<string> }>();
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -57,7 +59,7 @@ export async function startRecordingSesProxy(upstream: string, region = 'us-east
       const method = req.method ?? 'GET';
       calls.push({ method, path, body });
       const tenant = tenants.get(String(body.TenantName));
-      switch (operationOf(method, path)) {
+      switch (answerTenants ? operationOf(method, path) : 'forward') {
         case 'CreateTenant': {
           if (tenant) return answer(res, 400, { message: `Tenant ${body.TenantName} already exists` }, 'AlreadyExistsException');
           const arn = `arn:aws:ses:${region}:${ACCOUNT}:tenant/${body.TenantName}/tn-${tenants.size + 1}`;
