@@ -20,7 +20,7 @@ import type { SenderIdentity } from './admin-store';
 import type { Credentials } from '../../functions/shared/runtime/clients';
 import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
 import { addLifecycleCommands } from './lifecycle-commands';
-import { addOrgCommands, withTenants } from './org-commands';
+import { TENANT_HELP, addOrgCommands, withTenants } from './org-commands';
 import { TenantError } from './ses-tenants';
 import { UserPoolError, addUserCommands } from './user-commands';
 import { LOOPBACK, LocalSettingError, endpointFrom, isLoopback, localTableName, portFrom, regionFrom, placeholderCredentials } from '../local/settings';
@@ -215,7 +215,8 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
     }),
   )
     .requiredOption('--name <name>', 'display name')
-    .option('--id <uuid>', 'use this id instead of a random UUID');
+    .option('--id <uuid>', 'use this id instead of a random UUID')
+    .addHelpText('after', TENANT_HELP);
 
   addOrgCommands(org, leaf, env, warn);
   addUserCommands(program, leaf, env);

@@ -25,6 +25,15 @@ export { tenantsFor } from './ses-tenants';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** Where the tenant commands take their settings from (their --help). */
+export const TENANT_HELP = [
+  '',
+  'SES tenants are on for a deployed table (--table) and off locally; SES_TENANTS=true|false decides either way.',
+  'SES_ENDPOINT: where the calls go (locally default http://127.0.0.1:SES_PORT).',
+  'SES_CONFIGURATION_SET: the configuration set to associate (stack output ConfigurationSetName; required with --table).',
+  'SES_TENANT_REPUTATION_POLICY: standard (default), strict or none (stack output TenantReputationPolicy).',
+].join('\n');
+
 /** One part of `org show`: its human lines and its fields of the JSON object. */
 export interface Section {
   readonly lines: readonly string[];
@@ -143,5 +152,5 @@ export function addOrgCommands(org: Command, leaf: Leaf, env: Env, warn: (line: 
         json: { organizations: ids.length, created },
       };
     }),
-  );
+  ).addHelpText('after', TENANT_HELP);
 }
