@@ -242,13 +242,20 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
   const senderChange = (add: boolean): Action => async (store, o, target) => {
     const identity = identityOf(o);
     const organizationId = o.org!.toLowerCase();
-    const stored = add ? await store.addSender(organizationId, identity) : await store.removeSender(organizationId, identity);
     // With SES tenants, the identity joins (or leaves) the Organization's tenant too.
-    await withTenants(target, env, warn, (tenants) => (add ? tenants?.associateIdentity(organizationId, stored) : tenants?.dissociateIdentity(organizationId, stored)) ?? Promise.resolve());
-    return {
-      human: `Organization ${organizationId} may ${add ? 'now' : 'no longer'} send from ${'domain' in identity ? 'the domain ' : ''}${stored}`,
-      json: { organizationId, sender: stored, type: 'domain' in identity ? 'domain' : 'address', allowed: add },
-    };
+    return withTenants(target, env, warn, async (tenants) => {
+      const stored = add ? await store.addSender(organizationId, identity) : await store.removeSender(organizationId, identity);
+      try {
+        await (add ? tenants?.associateIdentity(organizationId, stored) : tenants?.dissociateIdentity(organizationId, stored));
+      } catch (error) {
+        const finish = add ? 'finish it with "org tenants sync"' : 'remove the association in Amazon SES (DeleteTenantResourceAssociation)';
+        throw new TenantError(`${stored} was ${add ? 'added to' : 'removed from'} Organization ${organizationId}, but ${(error as Error).message}; ${finish}`, { cause: error });
+      }
+      return {
+        human: `Organization ${organizationId} may ${add ? 'now' : 'no longer'} send from ${'domain' in identity ? 'the domain ' : ''}${stored}`,
+        json: { organizationId, sender: stored, type: 'domain' in identity ? 'domain' : 'address', allowed: add },
+      };
+    });
   };
   for (const [name, add] of [['add', true], ['remove', false]] as const) {
     leaf(sender, name, `${add ? 'allow' : 'stop allowing'} a sender domain or exact address`, senderChange(add))

@@ -79,6 +79,10 @@ describe('with SES_TENANTS=true', () => {
     const broken = await admin({ ...env, SES_ENDPOINT: 'http://127.0.0.1:9' }, 'org', 'create', '--name', 'Unlucky');
     expect(broken.code).toBe(5);
     expect(broken.stderr).toMatch(/^error: Organization "Unlucky" was created with id [0-9a-f-]{36}, but Amazon SES refused CreateTenant .*; finish it with "org tenants sync"\n$/);
+    const { id } = await adminJson(env, 'org', 'create', '--name', 'Lucky');
+    const sender = await admin({ ...env, SES_ENDPOINT: 'http://127.0.0.1:9' }, 'sender', 'add', '--org', id, '--domain', 'example.org');
+    expect(sender.code).toBe(5);
+    expect(sender.stderr).toMatch(new RegExp(`^error: example.org was added to Organization ${id}, but Amazon SES refused GetTenant .*; finish it with "org tenants sync"\n$`));
     const off = await admin({ ...env, SES_TENANTS: 'false' }, 'org', 'tenants', 'sync');
     expect(off.code).toBe(1);
     expect(off.stderr).toMatch(/SES tenants are off/);
