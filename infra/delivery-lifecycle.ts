@@ -24,7 +24,7 @@ import type { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import { EmailSendingEvent, EventDestination } from 'aws-cdk-lib/aws-ses';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { EVENTBRIDGE_DETAIL_TYPES } from '../functions/shared/delivery/ses-event';
-import { DELIVERY_PARTITIONS as D, SEND_FUNCTION_PARTITIONS as P, SUPPRESSION_COUNT_ATTRIBUTE, TABLE_SCHEMA } from '../functions/shared/store/table';
+import { DELIVERY_PARTITIONS as D, PAUSE_ATTRIBUTES, SEND_FUNCTION_PARTITIONS as P, SUPPRESSION_COUNT_ATTRIBUTE, TABLE_SCHEMA } from '../functions/shared/store/table';
 import { MAX_ATTEMPTS } from '../functions/webhooks/deliver';
 import type { AlarmRow } from './alarms';
 import type { ServiceFunction } from './service-function';
@@ -36,6 +36,8 @@ import type { StackSettings } from './settings';
 export const BOUNCE_RATE_ALARM = 0.025;
 export const COMPLAINT_RATE_ALARM = 0.0005;
 const FUNCTION_TIMEOUT = Duration.seconds(30);
+/** The events function's POWERTOOLS_SERVICE_NAME: its metrics' `service` dimension. */
+export const EVENTS_SERVICE_NAME = 'email-send-api-events';
 /** SQS's advice for a Lambda event source: at least six times the function's timeout. */
 const VISIBILITY = Duration.seconds(180);
 
@@ -103,8 +105,8 @@ export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSe
   const lifecycleEnvironment = { TABLE_NAME: table.tableName, ...settings.serviceEnvironment };
   const eventsFunction = addServiceFunction(stack, 'EventsFunction', settings, {
     entry: EVENTS_ENTRY,
-    roleDescription: 'Events function: record delivery states and suppressions, queue webhooks, write its own logs',
-    serviceName: 'email-send-api-events',
+    roleDescription: 'Events function: record delivery states, suppressions and reputation counters, pause Organizations, queue webhooks, write its own logs',
+    serviceName: EVENTS_SERVICE_NAME,
     description: 'SES delivery events: record states, suppress, queue webhooks',
     timeout: FUNCTION_TIMEOUT,
     memorySize: 512,
@@ -113,16 +115,20 @@ export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSe
       new PolicyStatement({ sid: 'DeliveryStates', actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resources: [table.tableArn], conditions: inPartitions(D.message) }),
       new PolicyStatement({ sid: 'SuppressionList', actions: ['dynamodb:PutItem'], resources: [table.tableArn], conditions: inPartitions(D.suppression) }),
       new PolicyStatement({
-        sid: 'SuppressionCount',
-        // Only the count on the Organization item: not its members, senders or name.
+        sid: 'SuppressionCountAndPause',
+        // Only the suppression count and the pause on the Organization item: not its members, senders or name.
         actions: ['dynamodb:UpdateItem'],
         resources: [table.tableArn],
         conditions: {
           ...inPartitions(P.organization),
-          'ForAllValues:StringEquals': { 'dynamodb:Attributes': [TABLE_SCHEMA.partitionKey, TABLE_SCHEMA.sortKey, SUPPRESSION_COUNT_ATTRIBUTE] },
+          'ForAllValues:StringEquals': {
+            'dynamodb:Attributes': [TABLE_SCHEMA.partitionKey, TABLE_SCHEMA.sortKey, SUPPRESSION_COUNT_ATTRIBUTE, PAUSE_ATTRIBUTES.at, PAUSE_ATTRIBUTES.reason],
+          },
           StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
         },
       }),
+      // The Organization's reputation counters: one ADD per counted event, answering the whole item to judge from.
+      new PolicyStatement({ sid: 'ReputationCounters', actions: ['dynamodb:UpdateItem'], resources: [table.tableArn], conditions: inPartitions(D.reputation) }),
       new PolicyStatement({ sid: 'ReadWebhooks', actions: ['dynamodb:GetItem'], resources: [table.tableArn], conditions: inPartitions(D.webhook) }),
       new PolicyStatement({ sid: 'QueueWebhooks', actions: ['sqs:SendMessage'], resources: [hooks.queue.queueArn] }),
     ],

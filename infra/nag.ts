@@ -5,7 +5,7 @@
 import { Validations } from 'aws-cdk-lib';
 import type { HttpApi, HttpRoute } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { UserPool } from 'aws-cdk-lib/aws-cognito';
-import type { Role } from 'aws-cdk-lib/aws-iam';
+import type { ManagedPolicy, Role } from 'aws-cdk-lib/aws-iam';
 import { SEND_PATH } from '../functions/send/route';
 import { API_ROUTES } from '../functions/shared/http/api-routes';
 
@@ -21,13 +21,20 @@ export interface NagSubjects {
   readonly userPool: UserPool | undefined;
   /** Roles whose only wildcard is X-Ray's, present when tracing is on. */
   readonly tracedRoles: Role[];
+  /** The operator's SES-tenant policy, when tenants are on. */
+  readonly tenantAdministration: ManagedPolicy | undefined;
 }
 
 const X_RAY_REASON =
   'Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions ' +
   'and only write trace data; turn tracing off with the "tracing" context key to drop them.';
 
-export function acknowledgeNagFindings({ api, apiKeyRoutes, sendRole: role, tracing, pageRoutes, userPool, tracedRoles }: NagSubjects): void {
+const TENANTS = 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:tenant/org-*]';
+const TENANTS_REASON =
+  'The Organizations\' SES tenants are made by the admin CLI as Organizations are created, so their ARNs cannot be listed ' +
+  'in advance; the wildcard is limited to this account and region and to the service\'s own tenant names (org-<Organization id>).';
+
+export function acknowledgeNagFindings({ api, apiKeyRoutes, sendRole: role, tracing, pageRoutes, userPool, tracedRoles, tenantAdministration }: NagSubjects): void {
   const unauthenticatedRoute =
     'Authentication is the service\'s own: every request must carry "Authorization: Bearer <API key>", which the ' +
     'function checks against SHA-256 hashes in DynamoDB before it looks at the body or sends or reads anything, and ' +
@@ -52,6 +59,16 @@ export function acknowledgeNagFindings({ api, apiKeyRoutes, sendRole: role, trac
       'is limited to identities of this account and region, the only action is ses:SendEmail, and SES refuses ' +
       'identities that are not verified.',
   });
+  if (tenantAdministration) {
+    Validations.of(role).acknowledge({ id: TENANTS, reason: `ses:SendEmail names the sending Organization's tenant. ${TENANTS_REASON}` });
+    Validations.of(tenantAdministration).acknowledge({ id: TENANTS, reason: TENANTS_REASON });
+    Validations.of(tenantAdministration).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*]',
+      reason:
+        'sender add associates the Organization\'s sender identity with its tenant; which identities an Organization uses is ' +
+        'the operator\'s choice at that moment. Only the two association actions take identities, in this account and region.',
+    });
+  }
   Validations.of(role).acknowledge({
     id: 'AwsSolutions-IAM5[Resource::*]',
     reason:

@@ -10,7 +10,7 @@ import type { Role } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import { SEND_PATH } from '../functions/send/route';
-import { DELIVERY_PARTITIONS, SEND_FUNCTION_PARTITIONS } from '../functions/shared/store/table';
+import { DELIVERY_PARTITIONS, PAUSE_ATTRIBUTES, SEND_FUNCTION_PARTITIONS, TABLE_SCHEMA } from '../functions/shared/store/table';
 import { SEND_ENTRY } from './send-bundle';
 import { addServiceFunction, inPartitions, readKeyHolders } from './service-function';
 import type { StackSettings } from './settings';
@@ -69,12 +69,33 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
     new PolicyStatement({
       sid: 'SendEmail',
       // SES v2 SendEmail authorises the sending identity and, when one is named, the
-      // configuration set; both must be listed. Which identity an Organization may use is the
-      // service's decision (its sender list), so every identity of this account and region is
-      // allowed here, and SES itself refuses identities that are not verified.
+      // configuration set and the tenant; all must be listed. Which identity an Organization may
+      // use is the service's decision (its sender list), so every identity of this account and
+      // region is allowed here, and SES itself refuses identities that are not verified. Tenants
+      // are the Organizations' own (`org-<id>`, made by the admin CLI), by that name prefix.
       actions: ['ses:SendEmail'],
-      resources: [stack.formatArn({ service: 'ses', resource: 'identity', resourceName: '*' }), configurationSetArn],
+      resources: [
+        stack.formatArn({ service: 'ses', resource: 'identity', resourceName: '*' }),
+        configurationSetArn,
+        ...(settings.sesTenants.enabled ? [tenantArnPattern(stack)] : []),
+      ],
     }),
+    ...(settings.sesTenants.enabled
+      ? [
+          new PolicyStatement({
+            sid: 'PauseOrganization',
+            // A send SES refuses for a paused tenant pauses the Organization: the pause attributes
+            // of its item and nothing else (not members, senders or name), answering nothing back.
+            actions: ['dynamodb:UpdateItem'],
+            resources: [table.tableArn],
+            conditions: {
+              ...inPartitions(SEND_FUNCTION_PARTITIONS.organization),
+              'ForAllValues:StringEquals': { 'dynamodb:Attributes': [TABLE_SCHEMA.partitionKey, TABLE_SCHEMA.sortKey, PAUSE_ATTRIBUTES.at, PAUSE_ATTRIBUTES.reason] },
+              StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+            },
+          }),
+        ]
+      : []),
   ];
 
   return addServiceFunction(stack, 'SendFunction', settings, {
@@ -98,3 +119,8 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
   });
 }
 
+
+/** Every Organization's SES tenant in this account and region: `org-<id>` (functions/shared/mail/tenants.ts), then SES's tenant id. */
+export function tenantArnPattern(stack: Stack): string {
+  return stack.formatArn({ service: 'ses', resource: 'tenant', resourceName: 'org-*' });
+}

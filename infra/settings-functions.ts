@@ -15,7 +15,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { ME_ROUTES, SETTINGS_PAGE_ROUTES } from '../functions/shared/http/api-routes';
 import type { ApiRoute } from '../functions/shared/http/api-routes';
-import { ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, TABLE_SCHEMA, USER_KEY_FIELDS } from '../functions/shared/store/table';
+import { DELIVERY_PARTITIONS, ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, TABLE_SCHEMA, USER_KEY_FIELDS } from '../functions/shared/store/table';
 import { ME_ENTRY, SETTINGS_PAGE_BUNDLING, SETTINGS_PAGE_ENTRY } from './send-bundle';
 import type { ServiceFunction } from './service-function';
 import { addServiceFunction, inPartitions, onlyAttributes } from './service-function';
@@ -67,10 +67,17 @@ export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: 
       }),
       new PolicyStatement({
         sid: 'ReadOrganizationNames',
-        // Names and members only: not senders, limits or anything else an Organization item holds.
+        // Names, members and pauses only: not senders, limits or anything else an Organization item holds.
         actions: ['dynamodb:BatchGetItem'],
         resources: [table.tableArn],
         conditions: { ...inPartitions(PARTITIONS.organization), ...onlyAttributes(ORGANIZATION_NAME_ATTRIBUTES) },
+      }),
+      new PolicyStatement({
+        sid: 'ReadReputationCounters',
+        // The member Organizations' bounce and complaint counters, for their reputation.
+        actions: ['dynamodb:BatchGetItem'],
+        resources: [table.tableArn],
+        conditions: inPartitions(DELIVERY_PARTITIONS.reputation),
       }),
     ],
     serviceName: 'email-send-api-settings',

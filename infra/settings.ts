@@ -43,6 +43,10 @@ export const INFRA_DEFAULTS = {
   // of its token endpoint when it is not the issuer's (the page's policy must allow both).
   oidcLogoutUrl: '',
   oidcConnectOrigins: '',
+  // Each Organization is an Amazon SES tenant (CONTRACT section 11 item 4): every SendEmail names
+  // it, and SES applies this managed reputation policy to each tenant the admin CLI creates.
+  sesTenants: true,
+  sesTenantReputationPolicy: 'standard',
 } as const;
 
 /** Context keys for the service settings; unset means the default in `functions/shared/runtime/config.ts`. */
@@ -57,6 +61,10 @@ export const SERVICE_CONTEXT_KEYS = {
   sesMaxSendRate: 'SES_MAX_SEND_RATE',
   // Unset: 30 days (functions/shared/runtime/config.ts). Read by the events function.
   statusRetentionDays: 'STATUS_RETENTION_DAYS',
+  // Unset: 0.05, 0.001 and 200 (CONTRACT section 11 item 3). Read by the events function.
+  reputationBounceRate: 'REPUTATION_BOUNCE_RATE',
+  reputationComplaintRate: 'REPUTATION_COMPLAINT_RATE',
+  reputationMinSends: 'REPUTATION_MIN_SENDS',
 } as const;
 
 export interface StackSettings {
@@ -80,6 +88,8 @@ export interface StackSettings {
     | { readonly kind: 'external'; readonly issuer: string; readonly clientId: string; readonly logoutUrl: string | undefined; readonly connectOrigins: readonly string[] };
   /** The function's service environment, by variable name (MAX_MESSAGES …). */
   readonly serviceEnvironment: Readonly<Record<string, string>>;
+  /** SES tenants: on (every SendEmail names the Organization's tenant), with this managed reputation policy. */
+  readonly sesTenants: { readonly enabled: boolean; readonly reputationPolicy: 'standard' | 'strict' | 'none' };
 }
 
 /** A context value is missing or malformed. */
@@ -133,6 +143,12 @@ export function readSettings(scope: Construct): StackSettings {
 
   const signIn = readSignIn(read);
 
+  const tenantsEnabled = read.boolean('sesTenants', INFRA_DEFAULTS.sesTenants);
+  const reputationPolicy = read.text('sesTenantReputationPolicy', INFRA_DEFAULTS.sesTenantReputationPolicy);
+  if (!['standard', 'strict', 'none'].includes(reputationPolicy)) {
+    read.problem(`context "sesTenantReputationPolicy" must be standard, strict or none (SES's managed reputation policies), got "${reputationPolicy}"`);
+  }
+
   const serviceEnvironment: Record<string, string> = {
     MAX_MESSAGES: String(DEFAULTS.maxMessages),
     MAX_BODY_BYTES: String(DEFAULTS.maxBodyBytes),
@@ -140,6 +156,7 @@ export function readSettings(scope: Construct): StackSettings {
     AUTH_CACHE_SECONDS: String(DEFAULTS.authCacheSeconds),
     SEND_DEADLINE_MS: String(DEFAULTS.sendDeadlineMs),
     PROBLEM_TYPE_BASE: DEFAULTS.problemTypeBase,
+    SES_TENANTS: String(tenantsEnabled),
   };
   for (const [key, variable] of Object.entries(SERVICE_CONTEXT_KEYS)) {
     const value = read.raw(key);
@@ -170,6 +187,7 @@ export function readSettings(scope: Construct): StackSettings {
     customDomain: domainName ? { domainName, certificateArn } : undefined,
     signIn,
     serviceEnvironment,
+    sesTenants: { enabled: tenantsEnabled, reputationPolicy: reputationPolicy as 'standard' | 'strict' | 'none' },
   };
 }
 

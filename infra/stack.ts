@@ -14,14 +14,15 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { ConfigurationSet, SuppressionReasons } from 'aws-cdk-lib/aws-ses';
 import { API_ROUTES } from '../functions/shared/http/api-routes';
 import type { DeliveryLifecycle } from './delivery-lifecycle';
-import { addDeliveryLifecycle } from './delivery-lifecycle';
+import { EVENTS_SERVICE_NAME, addDeliveryLifecycle } from './delivery-lifecycle';
 import type { Construct } from 'constructs';
 import { SEND_PATH } from '../functions/send/route';
 import { TABLE_SCHEMA } from '../functions/shared/store/table';
 import { addAlarms } from './alarms';
 import { addSendApi } from './http-api';
 import { acknowledgeNagFindings } from './nag';
-import { addSendFunction } from './send-function';
+import { addReputation } from './reputation';
+import { SERVICE_NAME, addSendFunction } from './send-function';
 import { readSettings } from './settings';
 import { addSettings } from './settings-functions';
 import { addSignIn, settingsPageUrls } from './sign-in';
@@ -69,7 +70,8 @@ export class EmailSendApiStack extends Stack {
     const { api, stage, sendRoutes, statusRoutes, customDomain } = addSendApi(this, send.fn, settings, this.lifecycle.status.fn);
     this.api = api;
     this.stage = stage;
-    addAlarms(this, api, send.fn, settings, this.lifecycle.alarms);
+    const reputation = addReputation(this, this.configurationSet, settings, [SERVICE_NAME, EVENTS_SERVICE_NAME]);
+    addAlarms(this, api, send.fn, settings, [...this.lifecycle.alarms, reputation.alarm]);
     const signIn = addSignIn(this, api, settings);
     const settingsParts = addSettings(this, this.table, api, settings, signIn);
     this.settingsApiFunction = settingsParts.api.fn;
@@ -118,6 +120,7 @@ export class EmailSendApiStack extends Stack {
       pageRoutes: settingsParts.pageRoutes,
       userPool: signIn.userPool,
       tracedRoles: [settingsParts.api.role, settingsParts.page.role, events.role, webhooks.role, status.role],
+      tenantAdministration: reputation.tenantAdministration,
     });
   }
 }

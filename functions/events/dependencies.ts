@@ -8,6 +8,7 @@ import type { Config } from '../shared/runtime/config';
 import { createLogger, createMetrics } from '../shared/runtime/observability';
 import { createSqsClient } from '../shared/runtime/queue-clients';
 import { DynamoDbDeliveryStore } from '../shared/store/dynamodb-delivery-store';
+import { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
 import { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
 import type { WebhookOutbox } from '../shared/webhooks/queue';
 import { SqsWebhookQueue } from '../shared/webhooks/queue';
@@ -22,6 +23,8 @@ export function createEventsDependencies(config: Config, clients: ClientOptions 
     webhooks: new DynamoDbWebhookStore(dynamoDb, config.tableName),
     outbox: outbox ?? sqsOutbox(config, clients),
     retentionDays: config.statusRetentionDays,
+    reputation: new DynamoDbReputationStore(dynamoDb, config.tableName),
+    thresholds: config.reputation,
     logger: createLogger(),
     metrics: createMetrics(),
     now: Date.now,

@@ -1,16 +1,23 @@
 /**
  * One SES event, start to finish (CONTRACT section 10): record it against its message, put
  * permanently bounced and complaining recipients on the Organization's suppression list, and, if
- * the Organization has a webhook and the event moved any recipient on, queue the webhook. Plain
- * function; `handler.ts` runs it for each SQS record.
+ * the Organization has a webhook and the event moved any recipient on, queue the webhook. Then
+ * count it towards the Organization's reputation and pause the Organization when a rate crosses
+ * its threshold (CONTRACT section 11 item 3). Plain function; `handler.ts` runs it for each SQS
+ * record.
  *
  * Each step can be repeated safely, so a record that fails part-way is simply retried by SQS: the
- * state write is conditional, the suppression list a set, and the webhook keeps the event's id.
+ * state write is conditional, the suppression list a set, the webhook keeps the event's id, the
+ * count is claimed once per event and the pause is written only where there is none.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { parseSesEvent } from '../shared/delivery/ses-event';
+import type { ReputationThresholds } from '../shared/domain/reputation';
+import { judge } from '../shared/domain/reputation';
+import { pauseOrganization } from '../shared/reputation/pause-organization';
+import type { ReputationCounter } from '../shared/store/dynamodb-reputation-store';
 import type { DeliveryStore } from '../shared/store/dynamodb-delivery-store';
 import type { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
 import { webhookJob } from '../shared/webhooks/payload';
@@ -23,6 +30,8 @@ export interface EventsDependencies {
   readonly webhooks: WebhookConfigs;
   readonly outbox: WebhookOutbox;
   readonly retentionDays: number;
+  readonly reputation: ReputationCounter;
+  readonly thresholds: ReputationThresholds;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly now: () => number;
@@ -51,6 +60,11 @@ export async function recordEvent(body: string, deps: EventsDependencies): Promi
     await deps.suppressions.add(event.organizationId, addresses.map((address) => ({ address, reason, at: event.at })));
   }
   if (moved.length > 0 && (await deps.webhooks.get(event.organizationId))) await deps.outbox.enqueue(webhookJob(event, moved));
+  const reputation = await deps.reputation.count(event, deps.now());
+  const reason = reputation && judge(reputation, deps.thresholds);
+  if (reason) {
+    await pauseOrganization(event.organizationId, { at: new Date(deps.now()).toISOString(), reason }, { ...deps, pauses: deps.reputation, notify: deps });
+  }
 
   deps.metrics.addMetric('DeliveryEvents', MetricUnit.Count, 1);
   const byType = deps.metrics.singleMetric();

@@ -17,10 +17,13 @@ import { route } from '../shared/http/middleware/route';
 import type { Tracing } from '../shared/runtime/observability';
 import type { DynamoDbKeyStore } from '../shared/store/dynamodb-key-store';
 import type { IdentityResolver } from './identity';
+import type { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
 import { describe, generateKey, revokeKey, rotateKey, userOf } from './me';
 
 export interface MeDependencies {
   readonly keys: DynamoDbKeyStore;
+  /** The member Organizations' reputation counters (CONTRACT section 11 item 3). */
+  readonly reputations: Pick<DynamoDbReputationStore, 'readMany'>;
   readonly identity: IdentityResolver;
   readonly problemTypeBase: string;
   readonly logger: Logger;
@@ -59,7 +62,7 @@ export function createMeHandler(deps: MeDependencies, tracing?: Tracing) {
       const operation = `${event.requestContext.http.method.toUpperCase()} ${event.rawPath}`;
       switch (operation) {
         case 'GET /v1.2/me':
-          return json(200, await describe(user, keys), requestId);
+          return json(200, await describe(user, keys, deps.reputations, now()), requestId);
         case 'POST /v1.2/me/api-key':
           return json(201, await generateKey(user, keys), requestId);
         case 'POST /v1.2/me/api-key/rotate':

@@ -4,7 +4,9 @@
  * key, by the same rules as the admin command line (one implementation: `DynamoDbKeyStore`).
  * Plain functions; `handler.ts` is their HTTP face.
  */
+import { reputationView, summarise } from '../shared/domain/reputation';
 import type { DynamoDbKeyStore, StoredUser } from '../shared/store/dynamodb-key-store';
+import type { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
 import { RecordConflictError, RecordNotFoundError } from '../shared/store/records';
 import type { IssuedKey } from '../shared/store/records';
 import { maskApiKey, keyLastFour } from '../shared/domain/api-keys';
@@ -14,7 +16,7 @@ import { KeyChangedProblem, KeyExistsProblem, NoAccessProblem, NoKeyProblem } fr
 
 export interface MeView {
   readonly Email: string;
-  readonly Organizations: readonly { readonly OrganizationId: string; readonly Name: string }[];
+  readonly Organizations: readonly { readonly OrganizationId: string; readonly Name: string; readonly Reputation: ReturnType<typeof reputationView> }[];
   readonly ApiKey: { readonly Masked: string; readonly CreatedAt: string } | null;
 }
 
@@ -32,12 +34,14 @@ export async function userOf(identity: Identity, keys: DynamoDbKeyStore): Promis
   return user;
 }
 
-export async function describe(user: StoredUser, keys: DynamoDbKeyStore): Promise<MeView> {
+/** `now`: the clock the reputation window ends at. */
+export async function describe(user: StoredUser, keys: DynamoDbKeyStore, reputations: Pick<DynamoDbReputationStore, 'readMany'>, now: number): Promise<MeView> {
   const organizations = await withStorageFaults(() => keys.organizationsOf(user));
+  const byId = organizations.length === 0 ? new Map<string, never>() : await withStorageFaults(() => reputations.readMany(organizations.map(({ id }) => id), now));
   const summary = keys.summary(user);
   return {
     Email: user.email,
-    Organizations: organizations.map(({ id, name }) => ({ OrganizationId: id, Name: name })),
+    Organizations: organizations.map(({ id, name, paused }) => ({ OrganizationId: id, Name: name, Reputation: reputationView(byId.get(id) ?? summarise(() => undefined, now), paused) })),
     ApiKey: summary ? { Masked: summary.masked, CreatedAt: summary.createdAt } : null,
   };
 }

@@ -5,7 +5,7 @@
  */
 import { isAllowedSender } from '../shared/domain/sender-identity';
 import type { FieldProblem } from '../shared/http/problems';
-import { SenderForbiddenProblem } from '../shared/http/problems';
+import { OrganizationPausedProblem, SenderForbiddenProblem } from '../shared/http/problems';
 import type { OrganizationAccess } from '../shared/store/ports';
 import type { ValidMessage } from './validation';
 
@@ -21,4 +21,9 @@ export function authoriseSenders(messages: readonly ValidMessage[], organization
       detail: `${from.ascii} is not an allowed sender identity of this Organization`,
     }));
   if (refused.length > 0) throw new SenderForbiddenProblem(refused);
+}
+
+/** A paused Organization sends nothing (CONTRACT section 11 item 3); its status requests still work. */
+export function authoriseSending(organization: OrganizationAccess): void {
+  if (organization.paused) throw new OrganizationPausedProblem(organization.paused);
 }

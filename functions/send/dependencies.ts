@@ -3,7 +3,9 @@
  * The Lambda entry (`index.ts`), the local stack and the test harness all build their
  * dependencies here, each from a `Config` of its own, so the three cannot wire it differently.
  */
+import { TENANT_PAUSED_REASON } from '../shared/domain/reputation';
 import { SesMailer } from '../shared/mail/ses-mailer';
+import { pauseOrganization } from '../shared/reputation/pause-organization';
 import type { ClientOptions } from '../shared/runtime/clients';
 import { createDynamoDbClient, createSesClient } from '../shared/runtime/clients';
 import type { Config } from '../shared/runtime/config';
@@ -11,26 +13,46 @@ import { createLogger, createMetrics } from '../shared/runtime/observability';
 import { createAccessStore } from '../shared/store/cached-access-store';
 import { DynamoDbDailyUsage } from '../shared/store/dynamodb-daily-usage';
 import { DynamoDbIdempotencyStore } from '../shared/store/dynamodb-idempotency-store';
+import { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
 import { DynamoDbSendBudget } from '../shared/store/dynamodb-send-budget';
 import { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
+import type { WebhookOutbox } from '../shared/webhooks/queue';
+import { DynamoDbWebhookStore } from '../shared/webhooks/webhook-store';
 import { Pacer } from './pacing';
+import { pausingOnTenantRefusal } from './tenant-pause';
 import type { SendDependencies } from './send-request';
 
-/** Built once per function instance (or local stack), never per request. */
-export function createDependencies(config: Config, clients: ClientOptions = {}): SendDependencies {
+/**
+ * Built once per function instance (or local stack), never per request. `outbox`: where the
+ * `organization.paused` webhook goes when SES refuses a paused tenant (the local stack's queue;
+ * none in AWS, see functions/shared/reputation/pause-organization.ts).
+ */
+export function createDependencies(config: Config, clients: ClientOptions = {}, outbox?: WebhookOutbox): SendDependencies {
   const dynamoDb = createDynamoDbClient(config, clients);
   const access = createAccessStore(dynamoDb, config);
-  const mailer = new SesMailer(createSesClient(config, clients), config.sesConfigurationSet);
+  const mailer = new SesMailer(createSesClient(config, clients), config.sesConfigurationSet, config.sesTenants);
+  const logger = createLogger();
+  const metrics = createMetrics();
+  const pauseDependencies = {
+    pauses: new DynamoDbReputationStore(dynamoDb, config.tableName),
+    notify: outbox && { webhooks: new DynamoDbWebhookStore(dynamoDb, config.tableName), outbox },
+    logger,
+    metrics,
+  };
   return {
     config,
     access,
     idempotency: new DynamoDbIdempotencyStore(dynamoDb, config.tableName),
-    mailer,
+    // Only with tenants can SES pause one Organization; without them nothing is wrapped.
+    mailer:
+      config.sesTenants
+        ? pausingOnTenantRefusal(mailer, (organizationId) => pauseOrganization(organizationId, { at: new Date().toISOString(), reason: TENANT_PAUSED_REASON }, pauseDependencies))
+        : mailer,
     suppressions: new DynamoDbSuppressionStore(dynamoDb, config.tableName),
     pacer: new Pacer({ budget: new DynamoDbSendBudget(dynamoDb, config.tableName), quota: mailer, maxSendRate: config.sesMaxSendRate, now: Date.now }),
     dailyUsage: new DynamoDbDailyUsage(dynamoDb, config.tableName),
-    logger: createLogger(),
-    metrics: createMetrics(),
+    logger,
+    metrics,
     now: Date.now,
   };
 }

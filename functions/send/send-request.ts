@@ -10,7 +10,7 @@ import type { Config } from '../shared/runtime/config';
 import type { Mailer } from '../shared/mail/ports';
 import type { AccessStore, DailyUsage, IdempotencyStore, StoredResponse, SuppressionList } from '../shared/store/ports';
 import type { Caller } from './authorisation';
-import { authoriseOrganization, authoriseSenders } from './authorisation';
+import { authoriseOrganization, authoriseSenders, authoriseSending } from './authorisation';
 import type { IdempotentSession } from './idempotency';
 import { beginIdempotent, readIdempotencyKey } from './idempotency';
 import { recordResults, timedMailer } from './metrics';
@@ -64,6 +64,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   const request = validateSendRequest(input.body, deps.config);
   const organization = await authoriseOrganization(caller, request.organizationId, deps.access);
   deps.logger.appendKeys({ organizationId: request.organizationId, messages: request.messages.length });
+  authoriseSending(organization);
   authoriseSenders(request.messages, organization);
 
   let session: IdempotentSession | undefined;

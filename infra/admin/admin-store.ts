@@ -53,8 +53,9 @@ export class DynamoDbAdminStore {
   private readonly webhooks: DynamoDbWebhookStore;
 
   constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
+    /** Public for the command modules that keep their own stores beside this one (org-commands.ts). */
+    readonly client: DynamoDBDocumentClient,
+    readonly tableName: string,
     private readonly now: () => Date = () => new Date(),
   ) {
     this.keys = new DynamoDbKeyStore(client, tableName, now);

@@ -23,7 +23,8 @@ import { networkErrorCode } from '../../functions/shared/runtime/network-errors'
 import { EXIT_CODES } from './command-frame';
 import type { Action, Leaf, Target } from './command-frame';
 import { addLifecycleCommands } from './lifecycle-commands';
-import { addOrgCommands } from './org-commands';
+import { TENANT_HELP, addOrgCommands, withTenants } from './org-commands';
+import { TenantError } from './ses-tenants';
 import { UserPoolError, addUserCommands } from './user-commands';
 import { LOOPBACK, LocalSettingError, endpointFrom, isLoopback, localTableName, portFrom, regionFrom, placeholderCredentials } from '../local/settings';
 
@@ -92,6 +93,7 @@ function toAdminError(error: unknown, target: Target): AdminError {
   if (error instanceof RecordNotFoundError) return new AdminError(EXIT_CODES.notFound, 'not_found', message);
   if (error instanceof RecordConflictError) return new AdminError(EXIT_CODES.conflict, 'conflict', message);
   if (error instanceof UserPoolError) return new AdminError(EXIT_CODES.unavailable, 'user_pool_unavailable', message, { cause: error });
+  if (error instanceof TenantError) return new AdminError(EXIT_CODES.unavailable, 'ses_tenant_unavailable', message, { cause: error });
 
   const { name = '' } = (error ?? {}) as { name?: string };
   const where = target.local
@@ -127,6 +129,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
   const env = io.env ?? process.env;
+  const warn = (line: string) => void stderr.write(`${line}\n`);
 
   // Filled in by the action that runs; the program is built per call because commander keeps state.
   let outcome: { human: string; json: Record<string, unknown>; asJson: boolean } | undefined;
@@ -180,14 +183,22 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
       });
 
   const org = program.command('org').description('Organizations');
-  leaf(org, 'create', 'create an Organization and print its id', async (store, o) => {
-    const created = await store.createOrganization({ name: o.name!, ...(o.id !== undefined && { id: o.id }) });
-    return { human: `Organization "${created.name}" created with id ${created.id}`, json: { id: created.id } };
-  })
+  leaf(org, 'create', 'create an Organization and print its id; with SES tenants, also its tenant', async (store, o, target) =>
+    withTenants(target, env, warn, async (tenants) => {
+      const created = await store.createOrganization({ name: o.name!, ...(o.id !== undefined && { id: o.id }) });
+      try {
+        await tenants?.ensure(created.id, []);
+      } catch (error) {
+        throw new TenantError(`Organization "${created.name}" was created with id ${created.id}, but ${(error as Error).message}; finish it with "org tenants sync"`, { cause: error });
+      }
+      return { human: `Organization "${created.name}" created with id ${created.id}`, json: { id: created.id } };
+    }),
+  )
     .requiredOption('--name <name>', 'display name')
-    .option('--id <uuid>', 'use this id instead of a random UUID');
-  addOrgCommands(org, leaf);
+    .option('--id <uuid>', 'use this id instead of a random UUID')
+    .addHelpText('after', TENANT_HELP);
 
+  addOrgCommands(org, leaf, env, warn);
   addUserCommands(program, leaf, env);
 
   const member = program.command('member').description('memberships of users in Organizations');
@@ -208,14 +219,23 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
   }
 
   const sender = program.command('sender').description("sender identities: the domains and addresses an Organization may send from");
-  const senderChange = (add: boolean): Action => async (store, o) => {
+  const senderChange = (add: boolean): Action => async (store, o, target) => {
     const identity = identityOf(o);
     const organizationId = o.org!.toLowerCase();
-    const stored = add ? await store.addSender(organizationId, identity) : await store.removeSender(organizationId, identity);
-    return {
-      human: `Organization ${organizationId} may ${add ? 'now' : 'no longer'} send from ${'domain' in identity ? 'the domain ' : ''}${stored}`,
-      json: { organizationId, sender: stored, type: 'domain' in identity ? 'domain' : 'address', allowed: add },
-    };
+    // With SES tenants, the identity joins (or leaves) the Organization's tenant too.
+    return withTenants(target, env, warn, async (tenants) => {
+      const stored = add ? await store.addSender(organizationId, identity) : await store.removeSender(organizationId, identity);
+      try {
+        await (add ? tenants?.associateIdentity(organizationId, stored) : tenants?.dissociateIdentity(organizationId, stored));
+      } catch (error) {
+        const finish = add ? 'finish it with "org tenants sync"' : 'remove the association in Amazon SES (DeleteTenantResourceAssociation)';
+        throw new TenantError(`${stored} was ${add ? 'added to' : 'removed from'} Organization ${organizationId}, but ${(error as Error).message}; ${finish}`, { cause: error });
+      }
+      return {
+        human: `Organization ${organizationId} may ${add ? 'now' : 'no longer'} send from ${'domain' in identity ? 'the domain ' : ''}${stored}`,
+        json: { organizationId, sender: stored, type: 'domain' in identity ? 'domain' : 'address', allowed: add },
+      };
+    });
   };
   for (const [name, add] of [['add', true], ['remove', false]] as const) {
     leaf(sender, name, `${add ? 'allow' : 'stop allowing'} a sender domain or exact address`, senderChange(add))

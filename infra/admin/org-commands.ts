@@ -1,15 +1,57 @@
 /**
- * The admin commands of Organization isolation (CONTRACT section 11): `org limits` sets an
- * Organization's rate, daily quota and fair-share weight; `org show` prints the Organization with
- * its limits and today's use of its quota. Each section of `org show` is built by a function of
- * its own, so that more (reputation) can join it.
+ * The Organization commands of CONTRACT section 11 beside `org create` (which lives in cli.ts):
+ * `org limits` (its rate, daily quota and fair-share weight), `org show` (the Organization, its
+ * limits and today's use of its quota, its reputation and whether it is paused), `org resume`
+ * (lifts a pause) and `org tenants sync` (gives every Organization its SES tenant); plus the
+ * SES-tenant steps `org create` and `sender add|remove` take (`tenantsFor`). Apart from cli.ts,
+ * which runs the command line (output, errors); what both share is in command-frame.ts.
+ *
+ * `org show` prints sections, each made by its own function from what it reads.
  */
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Command } from 'commander';
 import type { OrganizationLimits } from '../../functions/shared/domain/org-limits';
 import { LIMIT_BOUNDS } from '../../functions/shared/domain/org-limits';
-import { InvalidArgumentError } from '../../functions/shared/store/records';
+import type { Pause, Reputation } from '../../functions/shared/domain/reputation';
+import { WINDOW_DAYS } from '../../functions/shared/domain/reputation';
+import { DynamoDbReputationStore } from '../../functions/shared/store/dynamodb-reputation-store';
+import { PAUSE_PROJECTION, readPause } from '../../functions/shared/store/organization-pause';
+import { InvalidArgumentError, RecordNotFoundError } from '../../functions/shared/store/records';
+import type { Organization } from '../../functions/shared/store/records';
+import { itemKey } from '../../functions/shared/store/table';
 import type { DynamoDbAdminStore } from './admin-store';
-import type { Leaf } from './command-frame';
+import type { Leaf, Target } from './command-frame';
+import { tenantsFor } from './ses-tenants';
+
+export { tenantsFor } from './ses-tenants';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Where the tenant commands take their settings from (their --help). */
+export const TENANT_HELP = [
+  '',
+  'SES tenants are on for a deployed table (--table) and off locally; SES_TENANTS=true|false decides either way.',
+  'SES_ENDPOINT: where the calls go (locally default http://127.0.0.1:SES_PORT).',
+  'SES_CONFIGURATION_SET: the configuration set to associate (stack output ConfigurationSetName; required with --table).',
+  'SES_TENANT_REPUTATION_POLICY: standard (default), strict or none (stack output TenantReputationPolicy).',
+].join('\n');
+
+/** One part of `org show`: its human lines and its fields of the JSON object. */
+export interface Section {
+  readonly lines: readonly string[];
+  readonly json: Record<string, unknown>;
+}
+
+export function organizationSection(organization: Organization): Section {
+  return {
+    lines: [
+      `Organization "${organization.name}" (${organization.id})`,
+      `  members: ${organization.members.length > 0 ? organization.members.join(', ') : 'none'}`,
+      `  senders: ${organization.senders.length > 0 ? organization.senders.join(', ') : 'none'}`,
+    ],
+    json: { id: organization.id, name: organization.name, members: organization.members, senders: organization.senders },
+  };
+}
 
 /** A limit option: a number within its bounds, or 0 to remove it (`removable`). */
 function limitOption(value: string | undefined, name: 'rate' | 'daily' | 'weight', removable: boolean): number | null | undefined {
@@ -37,28 +79,87 @@ function limitsJson(limits: OrganizationLimits): Record<string, unknown> {
   return { rate: limits.rate ?? null, daily: limits.daily ?? null, weight: limits.weight };
 }
 
-/** The `org show` sections: each a human line and a JSON part. */
-async function organizationSection(store: DynamoDbAdminStore, id: string) {
-  const org = await store.getOrganization(id);
+/** The Organization's limits and today's use of its daily quota (CONTRACT section 11 item 2). */
+export function limitsSection(limits: OrganizationLimits, usage: { day: string; used: number }): Section {
+  const remaining = limits.daily === undefined ? null : Math.max(0, limits.daily - usage.used);
   return {
-    human: `Organization "${org.name}" (${org.id}): ${org.members.length} member${org.members.length === 1 ? '' : 's'}, senders ${org.senders.join(', ') || 'none'}`,
-    json: { id: org.id, name: org.name, members: org.members, senders: org.senders },
+    lines: [
+      `  limits: ${describeLimits(limits)}`,
+      limits.daily === undefined
+        ? "  today: not counted (today's use is counted only while a daily quota is set)"
+        : `  today (${usage.day} UTC): ${usage.used} of ${limits.daily} recipients used, ${remaining} left`,
+    ],
+    json: { limits: limitsJson(limits), usage: { day: usage.day, used: usage.used, remaining } },
   };
 }
 
-async function limitsSection(store: DynamoDbAdminStore, id: string) {
-  const [limits, usage] = await Promise.all([store.getLimits(id), store.usageToday(id)]);
-  const used =
-    limits.daily === undefined
-      ? `today's use is counted only while a daily quota is set`
-      : `today (${usage.day} UTC) ${usage.used} of ${limits.daily} recipients used, ${Math.max(0, limits.daily - usage.used)} left`;
+const percent = (rate: number): string => `${Number((rate * 100).toFixed(3))} %`;
+
+export function reputationSection(organizationId: string, reputation: Reputation, pause: Pause | undefined): Section {
   return {
-    human: `limits: ${describeLimits(limits)}; ${used}`,
-    json: { limits: limitsJson(limits), usage: { day: usage.day, used: usage.used, remaining: limits.daily === undefined ? null : Math.max(0, limits.daily - usage.used) } },
+    lines: [
+      `  reputation (last ${reputation.windowDays} days): ${reputation.sends} recipients sent, hard bounces ${reputation.hardBounces} (${percent(reputation.bounceRate)}), complaints ${reputation.complaints} (${percent(reputation.complaintRate)})`,
+      pause ? `  PAUSED since ${pause.at}: ${pause.reason} (lift it with "org resume --org ${organizationId}")` : '  sending: not paused',
+    ],
+    json: {
+      paused: pause !== undefined,
+      pausedAt: pause?.at ?? null,
+      pausedReason: pause?.reason ?? null,
+      reputation: {
+        windowDays: reputation.windowDays,
+        sends: reputation.sends,
+        hardBounces: reputation.hardBounces,
+        complaints: reputation.complaints,
+        bounceRate: reputation.bounceRate,
+        complaintRate: reputation.complaintRate,
+      },
+    },
   };
 }
 
-export function addOrgCommands(org: Command, leaf: Leaf): void {
+/** The sections joined: lines one after the other, JSON fields into one object. */
+export function printSections(sections: readonly Section[]): { human: string; json: Record<string, unknown> } {
+  return { human: sections.flatMap((section) => section.lines).join('\n'), json: Object.assign({}, ...sections.map((section) => section.json)) };
+}
+
+async function readPauseOf(store: DynamoDbAdminStore, organizationId: string): Promise<Pause | undefined> {
+  const { Item } = await store.client.send(
+    new GetCommand({ TableName: store.tableName, Key: itemKey.organization(organizationId), ProjectionExpression: PAUSE_PROJECTION, ConsistentRead: true }),
+  );
+  return readPause(Item);
+}
+
+/** Every Organization's id: an operator's one-off (`org tenants sync`), so a filtered scan. */
+async function organizationIds(store: DynamoDbAdminStore): Promise<string[]> {
+  const ids: string[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await store.client.send(
+      new ScanCommand({
+        TableName: store.tableName,
+        FilterExpression: 'sk = :org',
+        ExpressionAttributeValues: { ':org': 'ORG' },
+        ProjectionExpression: 'organizationId',
+        ...(start && { ExclusiveStartKey: start }),
+      }),
+    );
+    for (const item of page.Items ?? []) if (typeof item.organizationId === 'string') ids.push(item.organizationId);
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return ids.sort();
+}
+
+/** Runs `use` with the target's tenants (none when they are off), closing the client after; `warn` takes local warnings (stderr). */
+export async function withTenants<T>(target: Target, env: Env, warn: (line: string) => void, use: (tenants: ReturnType<typeof tenantsFor>) => Promise<T>): Promise<T> {
+  const tenants = tenantsFor(target, env, warn);
+  try {
+    return await use(tenants);
+  } finally {
+    tenants?.destroy();
+  }
+}
+
+export function addOrgCommands(org: Command, leaf: Leaf, env: Env, warn: (line: string) => void): void {
   leaf(org, 'limits', "set an Organization's rate, daily quota and fair-share weight (with no option: print them)", async (store, o) => {
     const id = o.org!.toLowerCase();
     const change = { rate: limitOption(o.rate, 'rate', true), daily: limitOption(o.daily, 'daily', true), weight: limitOption(o.weight, 'weight', false) ?? undefined };
@@ -69,12 +170,47 @@ export function addOrgCommands(org: Command, leaf: Leaf): void {
     .requiredOption('--org <uuid>', 'Organization id')
     .option('--rate <R>', 'its own maximum send rate, recipients per second (0 removes it)')
     .option('--daily <N>', 'its daily quota, recipients per UTC day (0 removes it)')
-    .option('--weight <W>', 'its weight in the fair share of the account\'s rate (default 1)')
+    .option('--weight <W>', "its weight in the fair share of the account's rate (default 1)")
     .addHelpText('after', '\nLimits apply to sends within AUTH_CACHE_SECONDS (the send path reads them with the Organization).');
 
-  leaf(org, 'show', 'print an Organization with its limits and today\'s use of its daily quota', async (store, o) => {
-    const id = o.org!.toLowerCase();
-    const sections = [await organizationSection(store, id), await limitsSection(store, id)];
-    return { human: sections.map((section) => section.human).join('\n'), json: Object.assign({}, ...sections.map((section) => section.json)) };
+  leaf(org, 'show', "show an Organization: members, senders, its limits and today's use of its quota, its bounce and complaint rates and whether it is paused", async (store, o) => {
+    const organization = await store.getOrganization(o.org!);
+    const reputations = new DynamoDbReputationStore(store.client, store.tableName);
+    const [reputation, pause, limits, usage] = await Promise.all([
+      reputations.read(organization.id, Date.now()),
+      readPauseOf(store, organization.id),
+      store.getLimits(organization.id),
+      store.usageToday(organization.id),
+    ]);
+    return printSections([organizationSection(organization), limitsSection(limits, usage), reputationSection(organization.id, reputation, pause)]);
   }).requiredOption('--org <uuid>', 'Organization id');
+
+  leaf(org, 'resume', 'lift the pause of an Organization; its reputation starts a fresh 7-day window', async (store, o) => {
+    const organizationId = (await store.getOrganization(o.org!)).id;
+    const lifted = await new DynamoDbReputationStore(store.client, store.tableName).resume(organizationId);
+    if (lifted === false) throw new RecordNotFoundError(`no Organization with id ${organizationId}`);
+    return {
+      human: lifted
+        ? `Organization ${organizationId} may send again (it was paused since ${lifted.at}: ${lifted.reason}); its reputation starts a fresh ${WINDOW_DAYS}-day window`
+        : `Organization ${organizationId} was not paused`,
+      json: { organizationId, paused: false, wasPaused: lifted !== undefined },
+    };
+  }).requiredOption('--org <uuid>', 'Organization id');
+
+  const tenants = org.command('tenants').description('Amazon SES tenants: one per Organization (on in AWS; locally with SES_TENANTS=true)');
+  leaf(tenants, 'sync', 'give every Organization its SES tenant, reputation policy and associations (safe to run again)', async (store, _o, target: Target) =>
+    withTenants(target, env, warn, async (ses) => {
+      if (!ses) throw new InvalidArgumentError('SES tenants are off for this target: they are on for a deployed table (--table), or set SES_TENANTS=true');
+      let created = 0;
+      const ids = await organizationIds(store);
+      for (const id of ids) {
+        const { senders } = await store.getOrganization(id);
+        if (await ses.ensure(id, senders)) created++;
+      }
+      return {
+        human: `${ids.length} Organization${ids.length === 1 ? '' : 's'} checked, ${created} tenant${created === 1 ? '' : 's'} created`,
+        json: { organizations: ids.length, created },
+      };
+    }),
+  ).addHelpText('after', TENANT_HELP);
 }

@@ -13,6 +13,7 @@ import { createDependencies } from '../../functions/send/dependencies';
 import { createHandler } from '../../functions/send/handler';
 import { SEND_PATH } from '../../functions/send/route';
 import { DynamoDbAdminStore } from '../admin/admin-store';
+import { tenantsFor } from '../admin/ses-tenants';
 import { closeServer, ensureTable, listening, startDynamoDb } from './emulators';
 import { startLocalSes } from './ses-rate-gate';
 import type { SentListener } from './ses-rate-gate';
@@ -193,10 +194,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       documents.destroy();
     }
 
+    // With SES tenants the demo Organization gets its tenant too, from the SES endpoint in use (as the admin CLI would).
+    if (serviceConfig.sesTenants && demoState.status === 'created') {
+      const target = { tableName, region, endpoint: dynamodbEndpoint, local: true };
+      const tenants = tenantsFor(target, { ...process.env, SES_TENANTS: 'true', SES_ENDPOINT: sesUrl }, log);
+      await tenants
+        ?.ensure(demoState.demo.organizationId, [demoState.demo.senderDomain])
+        .catch((error: unknown) => log(`SES tenant of the demo Organization not made: ${(error as Error).message}`))
+        .finally(() => tenants.destroy());
+    }
+
     const config = { ...serviceConfig, dynamodbEndpoint, sesEndpoint: sesUrl };
-    const handler = createHandler(createDependencies(config, { credentials, ...(ownSends && { instrument: ownSends }) }));
     const lifecycle = startLocalLifecycle({ config, credentials, emulator, webhookRetryScale: options.webhookRetryScale, log });
     cleanups.push(() => lifecycle.stop());
+    // The webhook queue too: a send refused for a paused SES tenant pauses the Organization and tells its webhook.
+    const handler = createHandler(createDependencies(config, { credentials, ...(ownSends && { instrument: ownSends }) }, lifecycle.webhookQueue));
     // Only the stack's own emulator is watched: with an external SES_ENDPOINT there is no simulator.
     if (emulator && options.mailboxSimulator !== false) simulate = lifecycle.simulate;
     const sendUrl = `${apiUrl}${SEND_PATH}`;

@@ -138,6 +138,8 @@ describe('the settings page', () => {
     await side.getByRole('link', { name: 'Organizations' }).click();
     const row = page.getByRole('row', { name: /Acme Shipping/ });
     await expect(row.textContent()).resolves.toContain(organizationId);
+    // Its sending reputation (nothing sent from this Organization yet in the window counted by events).
+    await expect(row.textContent()).resolves.toMatch(/\d+ sent, bounces [\d.]+ %, complaints [\d.]+ %/);
     await row.getByRole('button', { name: 'Copy' }).click();
     await expect(clipboard(page)).resolves.toBe(organizationId);
 

@@ -70,22 +70,23 @@ describe('IAM of the delivery lifecycle functions (exact statements)', () => {
     ]);
   });
 
-  it('events function: message states, suppression items, only the count on Organization items, webhook configs (read), sending to the webhook queue, consuming the events queue', () => {
+  it('events function: message states, suppression items, only the count and the pause on Organization items, reputation counters, webhook configs (read), sending to the webhook queue, consuming the events queue', () => {
     expect(policyOf('EventsFunctionRole')).toEqual([
       logs('EventsFunction'),
       { Sid: 'DeliveryStates', Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Resource: table(), Condition: partitions('MSG#*') },
       { Sid: 'SuppressionList', Effect: 'Allow', Action: 'dynamodb:PutItem', Resource: table(), Condition: partitions('SUPP#*') },
       {
-        Sid: 'SuppressionCount',
+        Sid: 'SuppressionCountAndPause',
         Effect: 'Allow',
         Action: 'dynamodb:UpdateItem',
         Resource: table(),
         Condition: {
           ...partitions('ORG#*'),
-          'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'suppressions'] },
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'suppressions', 'pausedAt', 'pausedReason'] },
           StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
         },
       },
+      { Sid: 'ReputationCounters', Effect: 'Allow', Action: 'dynamodb:UpdateItem', Resource: table(), Condition: partitions('REP#*') },
       { Sid: 'ReadWebhooks', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: table(), Condition: partitions('HOOK#*') },
       { Sid: 'QueueWebhooks', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: { 'Fn::GetAtt': [logicalIdOf('WebhookQueue'), 'Arn'] } },
       xRay,
@@ -186,5 +187,47 @@ describe('alarms that protect the account', () => {
     const dlq = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties).filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible');
     expect(dlq.map((a) => a.Dimensions[0].Value['Fn::GetAtt'][0]).sort()).toEqual([logicalIdOf('SesEventsQueueDeadLetters'), logicalIdOf('WebhookQueueDeadLetters')].sort());
     for (const a of dlq) expect(a).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+  });
+});
+
+describe('SES tenants', () => {
+  const sesArn = (suffix: unknown[], account: unknown = { Ref: 'AWS::AccountId' }) => ({
+    'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ses:', { Ref: 'AWS::Region' }, ':', account, ...suffix]],
+  });
+
+  it('gives the operator a managed policy with exactly the tenant calls of the admin CLI, on the Organizations\' tenants and the chosen reputation policy', () => {
+    const policies = Object.values(template.findResources('AWS::IAM::ManagedPolicy'));
+    expect(policies).toHaveLength(1);
+    const tenants = sesArn([':tenant/org-*']);
+    expect(policies[0]!.Properties.PolicyDocument.Statement).toEqual([
+      { Sid: 'Tenants', Effect: 'Allow', Action: ['ses:CreateTenant', 'ses:GetTenant'], Resource: tenants },
+      {
+        Sid: 'TenantResources',
+        Effect: 'Allow',
+        Action: ['ses:CreateTenantResourceAssociation', 'ses:DeleteTenantResourceAssociation'],
+        Resource: [sesArn([':configuration-set/', { Ref: id(stack, stack.configurationSet) }]), sesArn([':identity/*']), tenants],
+      },
+      {
+        Sid: 'TenantReputationPolicy',
+        Effect: 'Allow',
+        Action: 'ses:UpdateReputationEntityPolicy',
+        Resource: [tenants, { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ses:', { Ref: 'AWS::Region' }, ':aws:reputation-policy/standard']] }],
+      },
+    ]);
+    expect(template.toJSON().Outputs.TenantReputationPolicy.Value).toBe('standard');
+  });
+
+  it('passes SES_TENANTS and the REPUTATION_* settings to the functions, and can be turned off', () => {
+    const custom = Template.fromStack(buildStack({ sesTenantReputationPolicy: 'strict', reputationMinSends: 500, reputationBounceRate: '0.04' }).stack);
+    custom.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: 'email-send-api-events', SES_TENANTS: 'true', REPUTATION_MIN_SENDS: '500', REPUTATION_BOUNCE_RATE: '0.04' }) },
+    });
+    expect(JSON.stringify(custom.toJSON())).toContain(':aws:reputation-policy/strict');
+    const off = Template.fromStack(buildStack({ sesTenants: false }).stack);
+    off.resourceCountIs('AWS::IAM::ManagedPolicy', 0);
+    off.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ POWERTOOLS_SERVICE_NAME: 'email-send-api', SES_TENANTS: 'false' }) } });
+    expect(JSON.stringify(off.toJSON())).not.toContain('tenant/org-*');
+    expect(() => buildStack({ sesTenantReputationPolicy: 'lenient' })).toThrow(/sesTenantReputationPolicy/);
+    expect(() => buildStack({ reputationMinSends: 0 })).toThrow(/REPUTATION_MIN_SENDS/);
   });
 });

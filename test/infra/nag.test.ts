@@ -56,6 +56,10 @@ const COMMON_ACKNOWLEDGEMENTS = [
   'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/StatusFunctionRole',
   'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/WebhookFunctionRole',
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*] @ EmailSendApi/SendFunctionRole',
+  // SES tenants (on by default): the Organizations' tenants, named org-<id> by the admin CLI.
+  'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*] @ EmailSendApi/TenantAdministrationPolicy',
+  'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:tenant/org-*] @ EmailSendApi/SendFunctionRole',
+  'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:tenant/org-*] @ EmailSendApi/TenantAdministrationPolicy',
 ];
 /** The stack's own user pool: MFA optional, and the Essentials plan (no threat protection). */
 const USER_POOL_ACKNOWLEDGEMENTS = ['AwsSolutions-COG2 @ EmailSendApi/UserPool', 'AwsSolutions-COG8 @ EmailSendApi/UserPool'];
@@ -75,6 +79,7 @@ describe.each([
   ['an existing OpenID issuer instead of a user pool', { oidcIssuer: 'https://login.example.com/tenant-1', oidcClientId: 'settings-page' }, [...COMMON_ACKNOWLEDGEMENTS].sort()],
   // Only the send role keeps a "*" (ses:GetAccount); the others had X-Ray's alone.
   ['tracing off', { tracing: false }, withUserPool.filter((ack) => !/IAM5\[Resource::\*\] @ .*\/(?!SendFunctionRole)\w+Role$/.test(ack))],
+  ['SES tenants off', { sesTenants: false }, withUserPool.filter((ack) => !/tenant\/org-\*|TenantAdministrationPolicy/.test(ack))],
 ])('cdk-nag AwsSolutions (%s)', (_name, context, EXPECTED_ACKNOWLEDGEMENTS) => {
   let app: App;
   let stack: EmailSendApiStack;

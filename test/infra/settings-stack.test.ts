@@ -102,7 +102,7 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
     for (const key of [...meKeys, ...pageKeys]) expect(routes.has(key)).toBe(true);
   });
 
-  it('lets the settings API read users and Organization names, write the key fields and key items, and nothing more', () => {
+  it('lets the settings API read users, Organization names and pauses and their reputation counters, write the key fields and key items, and nothing more', () => {
     const table = { 'Fn::GetAtt': [ids.table, 'Arn'] };
     expect(policyOf(template, ids.apiRole)).toEqual([
       { Sid: 'WriteOwnLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [ids.apiLogs, 'Arn'] } },
@@ -121,8 +121,9 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
         Effect: 'Allow',
         Action: 'dynamodb:BatchGetItem',
         Resource: table,
-        Condition: { ...leadingKeys('ORG#'), ...onlyAttributes('pk', 'sk', 'organizationId', 'name', 'members') },
+        Condition: { ...leadingKeys('ORG#'), ...onlyAttributes('pk', 'sk', 'organizationId', 'name', 'members', 'pausedAt', 'pausedReason') },
       },
+      { Sid: 'ReadReputationCounters', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table, Condition: leadingKeys('REP#') },
     ]);
   });
 

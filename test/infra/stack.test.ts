@@ -173,6 +173,7 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
         AUTH_CACHE_SECONDS: '30',
         SEND_DEADLINE_MS: '25000',
         PROBLEM_TYPE_BASE: 'https://email-send-api.example/problems/',
+        SES_TENANTS: 'true',
         POWERTOOLS_SERVICE_NAME: 'email-send-api',
         POWERTOOLS_TRACE_ENABLED: 'true',
         NODE_OPTIONS: '--enable-source-maps',
@@ -202,7 +203,7 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
       template.hasResourceProperties('AWS::Lambda::Function', { Role: { 'Fn::GetAtt': [ids.role, 'Arn'] } });
     });
 
-    it('allows exactly: X-Ray trace writes, its own logs, BatchGetItem on key, Organization and suppression items only, idempotency records in IDEM# partitions, the send-rate budget in BUDGET#, GetAccount, SendEmail on identities and the configuration set', () => {
+    it('allows exactly: X-Ray trace writes, its own logs, BatchGetItem on key, Organization and suppression items only, idempotency records in IDEM# partitions, the send-rate budget in BUDGET#, GetAccount, SendEmail on identities, the configuration set and the Organizations\' tenants, and the pause attributes of Organization items', () => {
             const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((each) => JSON.stringify(each.Properties.Roles) === JSON.stringify([{ Ref: ids.role }]));
       expect(policies).toHaveLength(1);
       const policy = policies[0] as { Properties: { PolicyDocument: Json; Roles: unknown } };
@@ -256,7 +257,18 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
             Sid: 'SendEmail',
             Effect: 'Allow',
             Action: 'ses:SendEmail',
-            Resource: [sesArn([':configuration-set/', { Ref: ids.configurationSet }]), sesArn([':identity/*'])],
+            Resource: [sesArn([':configuration-set/', { Ref: ids.configurationSet }]), sesArn([':identity/*']), sesArn([':tenant/org-*'])],
+          },
+          {
+            Sid: 'PauseOrganization',
+            Effect: 'Allow',
+            Action: 'dynamodb:UpdateItem',
+            Resource: { 'Fn::GetAtt': [ids.table, 'Arn'] },
+            Condition: {
+              'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['ORG#*'] },
+              'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'pausedAt', 'pausedReason'] },
+              StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+            },
           },
           {
             Effect: 'Allow',
@@ -329,13 +341,24 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
     const metricNames = (alarm: Json) =>
       asArray(alarm.Metrics as Json[]).flatMap((m) => ((m.MetricStat as Json | undefined)?.Metric ? [((m.MetricStat as Json).Metric as Json).MetricName] : []));
 
-    it('watches the API 5xx rate, function errors and throttles, p99 latency, the SES reputation and both dead-letter queues; none notify by default', () => {
-      expect(alarms).toHaveLength(8);
+    it('watches the API 5xx rate, function errors and throttles, p99 latency, the SES reputation, both dead-letter queues and paused Organizations; none notify by default', () => {
+      expect(alarms).toHaveLength(9);
       for (const alarm of alarms) {
         expect(alarm.TreatMissingData).toBe('notBreaching');
         expect(alarm.AlarmActions).toBeUndefined();
         expect(alarm.OKActions).toBeUndefined();
       }
+    });
+
+    it('fires when the events function or the send function pauses an Organization (their OrganizationsPaused metric)', () => {
+      const paused = alarms.find((a) => metricNames(a).includes('OrganizationsPaused'));
+      expect(paused).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', EvaluationPeriods: 1 });
+      const services = (paused!.Metrics as Record<string, any>[]).flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
+      expect(services).toEqual([
+        { Namespace: 'EmailSendApi', MetricName: 'OrganizationsPaused', Dimensions: [{ Name: 'service', Value: 'email-send-api' }] },
+        { Namespace: 'EmailSendApi', MetricName: 'OrganizationsPaused', Dimensions: [{ Name: 'service', Value: 'email-send-api-events' }] },
+      ]);
+      expect(paused!.Metrics).toEqual(expect.arrayContaining([expect.objectContaining({ Expression: 'p0 + p1', ReturnData: true })]));
     });
 
     it('computes the 5xx rate as a percentage of requests on this API', () => {
@@ -426,7 +449,7 @@ describe('EmailSendApiStack context', () => {
     const topic = 'arn:aws:sns:eu-west-1:123456789012:email-send-api-alarms';
     const template = Template.fromStack(buildStack({ alarmTopicArn: topic }).stack);
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(8);
+    expect(alarms).toHaveLength(9);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([topic]);
       expect(alarm.Properties.OKActions).toEqual([topic]);

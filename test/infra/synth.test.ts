@@ -53,6 +53,7 @@ describe('cdk synth (CLI)', () => {
         'AwsSolutions-COG8',
         'AwsSolutions-IAM5[Resource::*]',
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*]',
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:tenant/org-*]',
       ]),
     );
     const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8'));

@@ -18,6 +18,8 @@ import type { LocalOidcProvider } from '../../infra/local/oidc/provider';
 import { startLocalOidcProvider } from '../../infra/local/oidc/provider';
 import { settingsRoutes } from '../../infra/local/sign-in';
 import { createHandler } from '../../functions/send/handler';
+import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
+import { DynamoDbReputationStore } from '../../functions/shared/store/dynamodb-reputation-store';
 
 let harness: Harness;
 let api: ApiServer;
@@ -87,14 +89,24 @@ function send(apiKey: string, organizationId: string): Promise<Response> {
 }
 
 describe('the settings API for a signed-in user', () => {
-  it('shows the e-mail, the Organizations with names and ids, and no key', async () => {
+  it('shows the e-mail, the Organizations with names, ids and reputation, and no key', async () => {
     const someone = await user({ organizations: ['Zeta Corp', 'Acme'] });
+    const zeta = someone.organizations.find(({ name }) => name === 'Zeta Corp')!;
+    const pause = { at: '2026-11-23T10:00:00.000Z', reason: 'complaint rate 1 % (2 of 200 recipients in the last 7 days) is at or above 0.1 %' };
+    await new DynamoDbReputationStore(createDynamoDbClient(harness.config), harness.config.tableName).pause(zeta.id, pause);
     const response = await call('GET', '/v1.2/me', await tokenFor(someone.email));
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
+    const quiet = { Sends: 0, HardBounces: 0, Complaints: 0, BounceRate: 0, ComplaintRate: 0 };
     expect(await response.json()).toEqual({
       Email: someone.email,
-      Organizations: [...someone.organizations].sort((a, b) => a.name.localeCompare(b.name)).map(({ id, name }) => ({ OrganizationId: id, Name: name })),
+      Organizations: [...someone.organizations]
+        .sort((a, b) => a.name.localeCompare(b.name))
+        .map(({ id, name }) => ({
+          OrganizationId: id,
+          Name: name,
+          Reputation: id === zeta.id ? { ...quiet, Paused: true, PausedAt: pause.at, PausedReason: pause.reason } : { ...quiet, Paused: false, PausedAt: null, PausedReason: null },
+        })),
       ApiKey: null,
     });
   });

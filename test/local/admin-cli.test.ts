@@ -261,3 +261,32 @@ describe('key sweep', () => {
     documents.destroy();
   });
 });
+
+describe('org show and org resume', () => {
+  it('shows a new Organization unpaused with an empty window, as JSON and as lines', async () => {
+    const id = await newOrg();
+    expect(await adminJson(env, 'org', 'show', '--org', id)).toEqual({
+      id,
+      name: 'Acme',
+      members: [],
+      senders: [],
+      limits: { rate: null, daily: null, weight: 1 },
+      usage: { day: new Date().toISOString().slice(0, 10), used: 0, remaining: null },
+      paused: false,
+      pausedAt: null,
+      pausedReason: null,
+      reputation: { windowDays: 7, sends: 0, hardBounces: 0, complaints: 0, bounceRate: 0, complaintRate: 0 },
+    });
+    const human = await run('org', 'show', '--org', id);
+    expect(human.stdout).toBe(
+      [`Organization "Acme" (${id})`, '  members: none', '  senders: none', '  limits: no rate of its own, no daily quota, weight 1', "  today: not counted (today's use is counted only while a daily quota is set)", '  reputation (last 7 days): 0 recipients sent, hard bounces 0 (0 %), complaints 0 (0 %)', '  sending: not paused', ''].join('\n'),
+    );
+    expect(await adminJson(env, 'org', 'resume', '--org', id)).toEqual({ organizationId: id, paused: false, wasPaused: false });
+  });
+
+  it('answers not found (3) for an unknown Organization and invalid (1) for a malformed id', async () => {
+    expectFailure(await run('org', 'show', '--org', ABSENT), EXIT_CODES.notFound, /no Organization with id/);
+    expectFailure(await run('org', 'resume', '--org', ABSENT), EXIT_CODES.notFound, /no Organization with id/);
+    expectFailure(await run('org', 'show', '--org', 'nope'), EXIT_CODES.invalid, /must be a UUID/);
+  });
+});

@@ -32,6 +32,17 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({ region: 'eu-west-1', maxMessages: 10, maxBodyBytes: 2048, sendConcurrency: 4, authCacheSeconds: 0, sendDeadlineMs: 1000, sesConfigurationSet: 'cs' });
   });
 
+  it('reads the reputation thresholds and SES_TENANTS, with SES\'s own review thresholds and tenants off by default', () => {
+    expect(loadConfig({ TABLE_NAME: 't' })).toMatchObject({ reputation: { bounceRate: 0.05, complaintRate: 0.001, minSends: 200 }, sesTenants: false });
+    expect(loadConfig({ TABLE_NAME: 't', REPUTATION_BOUNCE_RATE: '0.1', REPUTATION_COMPLAINT_RATE: '0.005', REPUTATION_MIN_SENDS: '20', SES_TENANTS: 'true' })).toMatchObject({
+      reputation: { bounceRate: 0.1, complaintRate: 0.005, minSends: 20 },
+      sesTenants: true,
+    });
+    expect(() => loadConfig({ TABLE_NAME: 't', REPUTATION_BOUNCE_RATE: '5%', REPUTATION_COMPLAINT_RATE: '2', REPUTATION_MIN_SENDS: '0', SES_TENANTS: 'yes' })).toThrow(
+      /REPUTATION_BOUNCE_RATE must be a number from 0.000001 to 1, got "5%".*REPUTATION_COMPLAINT_RATE must be a number from 0.000001 to 1, got "2".*REPUTATION_MIN_SENDS must be a whole number from 1 to 100000000, got "0".*SES_TENANTS must be true or false, got "yes"/,
+    );
+  });
+
   it('fails loudly without TABLE_NAME', () => {
     expect(() => loadConfig({})).toThrow(/TABLE_NAME is required/);
   });

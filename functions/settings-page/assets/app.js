@@ -90,6 +90,24 @@ function copyButton(describedBy, text) {
   return button;
 }
 
+const percent = (rate) => `${Number((rate * 100).toFixed(2))} %`;
+
+// The Organization's bounce and complaint rates, and its pause (CONTRACT section 11 item 3), as text.
+function reputationCell(reputation) {
+  const cell = document.createElement('td');
+  if (!reputation) return cell;
+  const rates = document.createElement('span');
+  rates.textContent = `${reputation.Sends} sent, bounces ${percent(reputation.BounceRate)}, complaints ${percent(reputation.ComplaintRate)}`;
+  cell.append(rates);
+  if (reputation.Paused) {
+    const paused = document.createElement('p');
+    paused.className = 'warning';
+    paused.textContent = `Paused since ${reputation.PausedAt}: ${reputation.PausedReason}`;
+    cell.append(paused);
+  }
+  return cell;
+}
+
 function renderOrganizations() {
   const organizations = state.me.Organizations;
   show('organizations-none', organizations.length === 0);
@@ -105,7 +123,7 @@ function renderOrganizations() {
     id.append(code);
     const action = document.createElement('td');
     action.append(copyButton(code.id, organization.OrganizationId));
-    row.append(name, id, action);
+    row.append(name, id, action, reputationCell(organization.Reputation));
     return row;
   });
   $('organizations-rows').replaceChildren(...rows);

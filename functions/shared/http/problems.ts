@@ -111,6 +111,20 @@ export class OrganizationForbiddenProblem extends HttpProblem {
   }
 }
 
+/**
+ * The Organization is paused for its bounces or complaints, or because Amazon SES paused its
+ * tenant (403, CONTRACT section 11 item 3): nothing is sent until the operator resumes it.
+ */
+export class OrganizationPausedProblem extends HttpProblem {
+  constructor(pause: { readonly at: string; readonly reason: string }, options?: ErrorOptions) {
+    super(403, 'organization-paused', 'Organization paused', {
+      ...options,
+      detail: `Sending is paused for this Organization since ${pause.at}: ${pause.reason}. Nothing was sent; the operator lifts the pause with "org resume".`,
+    });
+    this.name = 'OrganizationPausedProblem';
+  }
+}
+
 /** One or more messages use a From address outside the Organization's sender identities (403). */
 export class SenderForbiddenProblem extends HttpProblem {
   constructor(errors: readonly FieldProblem[], options?: ErrorOptions) {

@@ -60,7 +60,7 @@ export const FAILURE_CODES = {
   DeadlineExceeded: { retryable: true, throttling: false, retry: false, message: 'The request ran out of time before this message could be sent.' },
   MessageRejected: { retryable: false, throttling: false, retry: false, message: 'Amazon SES rejected the message (for example an unverified address in the SES sandbox).' },
   MailFromDomainNotVerified: { retryable: false, throttling: false, retry: false, message: 'The custom MAIL FROM domain of the sender identity is not verified in Amazon SES.' },
-  SendingPaused: { retryable: false, throttling: false, retry: false, message: 'Sending is paused for this account or configuration set in Amazon SES.' },
+  SendingPaused: { retryable: false, throttling: false, retry: false, message: 'Sending is paused for this account, configuration set or Organization tenant in Amazon SES.' },
   AccountSuspended: { retryable: false, throttling: false, retry: false, message: 'The Amazon SES account is suspended from sending.' },
   NotFound: { retryable: false, throttling: false, retry: false, message: 'A resource Amazon SES needs (such as the configuration set) does not exist.' },
   BadRequest: { retryable: false, throttling: false, retry: false, message: 'Amazon SES refused the request as malformed.' },

@@ -16,6 +16,7 @@ import { networkFailure } from '../runtime/network-errors';
 import type { FailureCode, Mailer, OutgoingEmail, SendQuota, SendReceipt } from './ports';
 import { SendFailure } from './ports';
 import { toSendEmailRequest } from './ses-message';
+import { tenantNameOf } from './tenants';
 
 /** The HTTP status SES (or whatever answered) gave, when the SDK knows it. */
 function answeredStatus(error: unknown): number | undefined {
@@ -57,12 +58,14 @@ export class SesMailer implements Mailer, SendQuota {
   constructor(
     private readonly client: SESv2Client,
     private readonly configurationSetName?: string,
+    /** Name each Organization's SES tenant on every message (SES_TENANTS). */
+    private readonly tenants = false,
   ) {}
 
   async send(email: OutgoingEmail, signal?: AbortSignal): Promise<SendReceipt> {
     try {
       const input = await toSendEmailRequest(email, this.configurationSetName);
-      const result = await this.client.send(new SendEmailCommand(input), {
+      const result = await this.client.send(new SendEmailCommand(this.tenants ? { ...input, TenantName: tenantNameOf(email.organizationId) } : input), {
         ...(signal && { abortSignal: signal }),
       });
       if (!result.MessageId) throw new SendFailure('OutcomeUnknown');

@@ -5,6 +5,7 @@
  * or malformed value stops start-up with a message naming the variable: a typo in a deployment
  * must fail the first invocation loudly, not send mail with a silently different limit.
  */
+import type { ReputationThresholds } from '../domain/reputation';
 import { SettingsReader, fromEnv } from './settings-reader';
 
 export interface Config {
@@ -36,6 +37,10 @@ export interface Config {
   readonly webhookQueueUrl: string | undefined;
   /** The KMS key that seals webhook signing secrets; unset locally, where a local key does. */
   readonly webhookKmsKeyId: string | undefined;
+  /** When an Organization is paused for its bounces and complaints (CONTRACT section 11 item 3). */
+  readonly reputation: ReputationThresholds;
+  /** Each Organization is an Amazon SES tenant: every SendEmail names it (on in AWS; locally only with SES_TENANTS=true). */
+  readonly sesTenants: boolean;
 }
 
 /** A configuration variable is missing or malformed. */
@@ -61,6 +66,11 @@ export const DEFAULTS = {
   sendDeadlineMs: 25_000,
   problemTypeBase: 'https://email-send-api.example/problems/',
   statusRetentionDays: 30,
+  // Amazon SES's own review thresholds, and enough sends for a rate to mean something.
+  reputationBounceRate: 0.05,
+  reputationComplaintRate: 0.001,
+  reputationMinSends: 200,
+  sesTenants: false,
 } as const;
 
 /** What every function of the service reads: where its table is, and how its problems are named. */
@@ -95,6 +105,12 @@ export function loadConfig(env: Env = process.env): Config {
     statusRetentionDays: read.integer('STATUS_RETENTION_DAYS', DEFAULTS.statusRetentionDays, 1, 3_650),
     webhookQueueUrl: read.endpoint('WEBHOOK_QUEUE_URL'),
     webhookKmsKeyId: read.text('WEBHOOK_KMS_KEY_ID'),
+    reputation: {
+      bounceRate: read.decimal('REPUTATION_BOUNCE_RATE', 0.000001, 1) ?? DEFAULTS.reputationBounceRate,
+      complaintRate: read.decimal('REPUTATION_COMPLAINT_RATE', 0.000001, 1) ?? DEFAULTS.reputationComplaintRate,
+      minSends: read.integer('REPUTATION_MIN_SENDS', DEFAULTS.reputationMinSends, 1, 100_000_000),
+    },
+    sesTenants: read.boolean('SES_TENANTS', DEFAULTS.sesTenants),
   };
   read.finish((message) => new ConfigError(`Invalid configuration: ${message}`));
   return config;

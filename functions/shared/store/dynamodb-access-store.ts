@@ -2,6 +2,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AccessLookup, AccessStore, KeyRecord, OrganizationAccess } from './ports';
 import { readLimits } from '../domain/org-limits';
 import { batchGetAll } from './batch-get';
+import { PAUSE_PROJECTION, readPause } from './organization-pause';
 import { withStorageFaults } from './storage-errors';
 import { LIMITS_ATTRIBUTE, SUPPRESSION_COUNT_ATTRIBUTE, USER_KEY_PROJECTION, itemKey } from './table';
 
@@ -30,7 +31,9 @@ export class DynamoDbAccessStore implements AccessStore {
     if (keys.length === 0) return {};
     // BatchGetItem even for one key: the function's IAM allows reads of these partitions with it alone.
     const items = await withStorageFaults(() =>
-      batchGetAll(this.client, this.tableName, keys, { projection: `sk, userId, organizationId, members, senders, ${SUPPRESSION_COUNT_ATTRIBUTE}, ${LIMITS_ATTRIBUTE}` }),
+      batchGetAll(this.client, this.tableName, keys, {
+        projection: `sk, userId, organizationId, members, senders, ${SUPPRESSION_COUNT_ATTRIBUTE}, ${LIMITS_ATTRIBUTE}, ${PAUSE_PROJECTION}`,
+      }),
     );
 
     let candidate: KeyRecord | undefined;
@@ -44,6 +47,7 @@ export class DynamoDbAccessStore implements AccessStore {
           senders: stringSet(item.senders),
           suppressions: Number(item[SUPPRESSION_COUNT_ATTRIBUTE] ?? 0) || 0,
           ...(item[LIMITS_ATTRIBUTE] !== undefined && { limits: readLimits(item[LIMITS_ATTRIBUTE]) }),
+          paused: readPause(item),
         };
       }
     }

@@ -23,7 +23,9 @@ import type { DeleteCommandInput, PutCommandInput, UpdateCommandInput } from '@a
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { generateApiKey, hashApiKey, keyLastFour, maskApiKey } from '../domain/api-keys';
 import { parseEmailAddress } from '../domain/email-address';
+import type { Pause } from '../domain/reputation';
 import { conditionally, unlessConditionFails } from './conditions';
+import { readPause } from './organization-pause';
 import type { IssuedKey, KeySummary, User } from './records';
 import { RecordConflictError, RecordNotFoundError } from './records';
 import { ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, itemKey } from './table';
@@ -93,7 +95,7 @@ export class DynamoDbKeyStore {
   }
 
   /** The user's Organizations with their names, sorted by name. */
-  async organizationsOf(user: StoredUser): Promise<{ readonly id: string; readonly name: string }[]> {
+  async organizationsOf(user: StoredUser): Promise<{ readonly id: string; readonly name: string; readonly paused: Pause | undefined }[]> {
     if (user.organizations.length === 0) return [];
     const { Responses } = await this.client.send(
       new BatchGetCommand({
@@ -110,7 +112,7 @@ export class DynamoDbKeyStore {
     );
     return (Responses?.[this.tableName] ?? [])
       .filter((item) => item.members instanceof Set && item.members.has(user.id))
-      .map((item) => ({ id: String(item.organizationId), name: String(item.name) }))
+      .map((item) => ({ id: String(item.organizationId), name: String(item.name), paused: readPause(item) }))
       .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
   }
 

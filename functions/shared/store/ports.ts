@@ -4,6 +4,7 @@
  */
 import type { Release, Round, RoundAsk } from '../domain/fair-share';
 import type { OrganizationLimits } from '../domain/org-limits';
+import type { Pause } from '../domain/reputation';
 import type { Pace } from '../domain/send-pace';
 
 /** The user a key hash belongs to. */
@@ -24,6 +25,8 @@ export interface OrganizationAccess {
   readonly suppressions: number;
   /** What the operator set for it (rate, daily quota, weight); absent means none set. */
   readonly limits?: OrganizationLimits;
+  /** Set while the Organization is paused (CONTRACT section 11 item 3): it may not send. */
+  readonly paused?: Pause | undefined;
 }
 
 export interface AccessLookup {

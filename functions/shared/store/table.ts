@@ -13,6 +13,10 @@
  * | message status      | MSG#<SES message id> | MSG     | organizationId, expiresAt, r:<address> (state)  |
  * | suppressed address  | SUPP#<orgId>         | address | reason, at, messageId                           |
  * | webhook             | HOOK#<orgId>         | HOOK    | url, secret (sealed), createdAt                 |
+ * | reputation counters | REP#<orgId>          | REP     | s:<day>, b:<day>, c:<day> (numbers), expiresAt  |
+ *
+ * A paused Organization carries `pausedAt` and `pausedReason` on its ORG item (see
+ * dynamodb-reputation-store.ts), so the send path learns it from the read it already makes.
  */
 import { asciiLowerCase } from '../domain/unicode';
 
@@ -30,7 +34,7 @@ export const PARTITIONS = { ...SEND_FUNCTION_PARTITIONS, user: 'USER#', email: '
 const P = PARTITIONS;
 
 /** Partitions of the delivery lifecycle (events, status, suppression, webhooks), for the IAM of the functions that touch them. */
-export const DELIVERY_PARTITIONS = { message: 'MSG#', suppression: 'SUPP#', webhook: 'HOOK#' } as const;
+export const DELIVERY_PARTITIONS = { message: 'MSG#', suppression: 'SUPP#', webhook: 'HOOK#', reputation: 'REP#' } as const;
 const D = DELIVERY_PARTITIONS;
 
 /**
@@ -41,13 +45,16 @@ export const USER_KEY_ATTRIBUTES = ['pk', 'sk', 'keyHash'] as const;
 export const USER_KEY_PROJECTION = USER_KEY_ATTRIBUTES.join(', ');
 /** The user item's key fields: all a key change writes there (dynamodb-key-store.ts), and all the settings API may. */
 export const USER_KEY_FIELDS = ['keyHash', 'keyLastFour', 'keyCreatedAt'] as const;
-/** What the settings API reads of an Organization: its name, and the members that say the user may see it. */
-export const ORGANIZATION_NAME_ATTRIBUTES = ['pk', 'sk', 'organizationId', 'name', 'members'] as const;
+/** What the settings API reads of an Organization: its name, the members that say the user may see it, and its pause. */
+export const ORGANIZATION_NAME_ATTRIBUTES = ['pk', 'sk', 'organizationId', 'name', 'members', 'pausedAt', 'pausedReason'] as const;
 
 /** The Organization item's count of suppressed addresses (an upper bound: see dynamodb-suppression-store.ts). */
 export const SUPPRESSION_COUNT_ATTRIBUTE = 'suppressions';
 /** The Organization item's operator-set limits (domain/org-limits.ts). */
 export const LIMITS_ATTRIBUTE = 'limits';
+
+/** The Organization item's pause (CONTRACT section 11 item 3): when, and why in words; absent when it may send. */
+export const PAUSE_ATTRIBUTES = { at: 'pausedAt', reason: 'pausedReason' } as const;
 
 export const itemKey = {
   apiKey: (keyHash: string) => ({ pk: `${P.apiKey}${keyHash}`, sk: 'KEY' }),
@@ -64,6 +71,8 @@ export const itemKey = {
   /** One suppressed address of an Organization (lower-case); the partition lists them all. */
   suppression: (organizationId: string, address: string) => ({ pk: suppressionPartition(organizationId), sk: address.toLowerCase() }),
   webhook: (organizationId: string) => ({ pk: `${D.webhook}${organizationId.toLowerCase()}`, sk: 'HOOK' }),
+  /** An Organization's rolling reputation counters, one attribute per kind and UTC day. */
+  reputation: (organizationId: string) => ({ pk: `${D.reputation}${organizationId.toLowerCase()}`, sk: 'REP' }),
 };
 
 export function suppressionPartition(organizationId: string): string {

@@ -46,6 +46,12 @@ export function webhookJob(event: DeliveryEvent, recipients: readonly RecipientC
   return { organizationId: event.organizationId, webhookId: `msg_${event.id}`, payload: JSON.stringify(payload) };
 }
 
+/** `organization.paused` (CONTRACT section 11 item 3): sent once, by whoever recorded the pause. */
+export function pausedWebhookJob(organizationId: string, pause: { readonly at: string; readonly reason: string }): WebhookJob {
+  const payload = { type: 'organization.paused', timestamp: pause.at, data: { OrganizationId: organizationId, PausedAt: pause.at, Reason: pause.reason } };
+  return { organizationId, webhookId: `org_paused_${organizationId}_${Date.parse(pause.at)}`, payload: JSON.stringify(payload) };
+}
+
 /** A new signing secret in the Standard Webhooks form: `whsec_` and 32 random bytes in base64. */
 export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;

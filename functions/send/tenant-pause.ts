@@ -1,0 +1,26 @@
+/**
+ * A send Amazon SES refuses because it paused the Organization's tenant pauses the Organization
+ * (CONTRACT section 11 item 4), so that its next request gets 403 `organization-paused` from the
+ * service itself instead of trying SES again message by message. A decorator of the mailer: the
+ * message's own result stays what SES said (`SendingPaused`), and a send that succeeds costs
+ * nothing more.
+ */
+import type { Mailer } from '../shared/mail/ports';
+import { SendFailure } from '../shared/mail/ports';
+import { refusedForPausedTenant } from '../shared/mail/tenants';
+
+export function pausingOnTenantRefusal(mailer: Mailer, pause: (organizationId: string) => Promise<unknown>): Mailer {
+  return {
+    async send(email, signal) {
+      try {
+        return await mailer.send(email, signal);
+      } catch (error) {
+        if (error instanceof SendFailure && refusedForPausedTenant(error.cause)) {
+          // The message's result is known either way; a failed pause write must not change it.
+          await pause(email.organizationId).catch(() => undefined);
+        }
+        throw error;
+      }
+    },
+  };
+}
