@@ -9,6 +9,7 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Config } from '../shared/runtime/config';
 import type { Mailer } from '../shared/mail/ports';
 import type { AccessStore, IdempotencyStore, StoredResponse, SuppressionList } from '../shared/store/ports';
+import type { OrganizationAccess } from '../shared/store/ports';
 import type { Caller } from './authorisation';
 import { authoriseOrganization, authoriseSenders } from './authorisation';
 import type { IdempotentSession } from './idempotency';
@@ -16,7 +17,10 @@ import { beginIdempotent, readIdempotencyKey } from './idempotency';
 import { recordResults, timedMailer } from './metrics';
 import { decideOutcome } from './outcome';
 import type { Pacer } from './pacing';
-import type { MessageResult } from './sending';
+import { isScheduled } from './send-at';
+import type { SchedulingDependencies } from './scheduling';
+import { scheduleMessages } from './scheduling';
+import type { MessageResult, SendOptions } from './sending';
 import { sendMessages } from './sending';
 import { applySuppressions } from './suppression';
 import type { ValidMessage } from './validation';
@@ -34,6 +38,8 @@ export interface SendDependencies {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly now: () => number;
+  /** Where messages with a `SendAt` still ahead wait for their time (CONTRACT section 13). */
+  readonly scheduling: SchedulingDependencies;
 }
 
 export interface SendInput {
@@ -58,7 +64,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   // clears it after every invocation.
   deps.logger.appendKeys({ userId: caller.userId });
   const idempotencyKey = readIdempotencyKey(input.idempotencyKey);
-  const request = validateSendRequest(input.body, deps.config);
+  const request = validateSendRequest(input.body, { ...deps.config, now: deps.now() });
   const organization = await authoriseOrganization(caller, request.organizationId, deps.access);
   deps.logger.appendKeys({ organizationId: request.organizationId, messages: request.messages.length });
   authoriseSenders(request.messages, organization);
@@ -82,21 +88,30 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     ({ session, known } = began);
   }
 
+  const now = deps.now();
   const unsent = request.messages.filter((message) => !known.has(message.index));
-  const { sendable, results: suppressed } = await applySuppressions(unsent, organization, deps.suppressions);
-  const sending = await sendMessages(
-    sendable,
+  const hooks = session && checkpointHooks(session, deps.logger, input.requestId);
+  const scheduled = await scheduleMessages(
+    unsent.filter((message) => isScheduled(message.sendAt, now)),
     {
       organizationId: request.organizationId,
-      mailer: timedMailer(deps.mailer, deps.metrics, deps.now),
+      userId: caller.userId,
+      seed: session?.claimId,
+      now,
       concurrency: deps.config.sendConcurrency,
-      deadline: input.deadline,
-      now: deps.now,
-      pacer: deps.pacer,
-      ...(session && checkpointHooks(session, deps.logger, input.requestId)),
+      retentionDays: deps.config.statusRetentionDays,
+      logger: deps.logger,
+      onResult: hooks?.onResult,
     },
+    deps.scheduling,
   );
-  const byIndex = new Map([...known, ...suppressed, ...sending.results.map((result) => [result.Index, result] as const)]);
+  const sending = await deliver(
+    unsent.filter((message) => !isScheduled(message.sendAt, now)),
+    organization,
+    { deadline: input.deadline, ...hooks },
+    deps,
+  );
+  const byIndex = new Map([...known, ...scheduled, ...sending.results]);
   const results = request.messages.map((message) => byIndex.get(message.index) as MessageResult);
   const roomIn = sending.retryAt === undefined ? undefined : Math.max(1, Math.ceil((sending.retryAt - deps.now()) / 1_000));
   const outcome = decideOutcome(results, roomIn);
@@ -120,6 +135,29 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     results: results.map((r) => ({ index: r.Index, status: r.Status, ...(r.Status === 'Failed' && { code: r.Error.Code }) })),
   });
   return response;
+}
+
+/**
+ * What an authorised batch goes through to be sent: the Organization's suppression list, then
+ * sending at the account's pace. A send request takes this path for its messages to go now, and
+ * the scheduled-send function for each scheduled message at its time, so both get the same rules.
+ */
+export async function deliver(
+  messages: readonly ValidMessage[],
+  organization: OrganizationAccess,
+  options: Pick<SendOptions, 'deadline' | 'beforeSend' | 'onResult'>,
+  deps: Pick<SendDependencies, 'config' | 'suppressions' | 'mailer' | 'metrics' | 'now' | 'pacer'>,
+): Promise<{ readonly results: ReadonlyMap<number, MessageResult>; readonly retryAt: number | undefined }> {
+  const { sendable, results: suppressed } = await applySuppressions(messages, organization, deps.suppressions);
+  const sending = await sendMessages(sendable, {
+    organizationId: organization.organizationId,
+    mailer: timedMailer(deps.mailer, deps.metrics, deps.now),
+    concurrency: deps.config.sendConcurrency,
+    now: deps.now,
+    pacer: deps.pacer,
+    ...options,
+  });
+  return { results: new Map([...suppressed, ...sending.results.map((result) => [result.Index, result] as const)]), retryAt: sending.retryAt };
 }
 
 function checkpointHooks(session: IdempotentSession, logger: Logger, requestId: string) {

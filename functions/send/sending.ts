@@ -17,6 +17,8 @@ import type { ValidMessage } from './validation';
 export type MessageResult = (
   | { readonly Index: number; readonly Status: 'Sent'; readonly MessageId: string }
   | { readonly Index: number; readonly Status: 'Expired' }
+  /** Waiting for its `SendAt` (CONTRACT section 13; functions/send/scheduling.ts). */
+  | { readonly Index: number; readonly Status: 'Scheduled'; readonly ScheduleId: string }
   | {
       readonly Index: number;
       readonly Status: 'Failed';

@@ -11,7 +11,10 @@ import { ILL_FORMED, ProblemList, isObject, own, unknownFields, validateOrganiza
 import { codePointLength, isWellFormedText } from '../shared/domain/unicode';
 import { CONTROL_CHARACTERS } from '../shared/domain/header-safety';
 import type { OutgoingEmail } from '../shared/mail/ports';
+import { DEFAULTS } from '../shared/runtime/config';
 import { parseExpiration } from './expiry';
+import type { SendAtRules } from './send-at';
+import { readSendAt } from './send-at';
 
 /** Amazon SES accepts at most 50 recipients per message. */
 export const MAX_RECIPIENTS = 50;
@@ -24,7 +27,7 @@ export const MAX_DISPLAY_NAME_LENGTH = 256;
 
 
 const TOP_LEVEL_FIELDS = new Set(['OrganizationId', 'organizationId', 'Messages']);
-const MESSAGE_FIELDS = new Set(['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime']);
+const MESSAGE_FIELDS = new Set(['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime', 'SendAt']);
 
 /** A message that passed every rule: its content as it will go out, plus what decides its send. */
 export interface ValidMessage extends Omit<OutgoingEmail, 'organizationId' | 'from'> {
@@ -32,6 +35,8 @@ export interface ValidMessage extends Omit<OutgoingEmail, 'organizationId' | 'fr
   readonly from: EmailAddress;
   /** Epoch milliseconds (UTC). */
   readonly expiresAt?: number;
+  /** Epoch milliseconds (UTC) of `SendAt`: when it is still ahead, the message is scheduled (send-at.ts). */
+  readonly sendAt?: number;
   /** Recipients the Organization's suppression list removed (see suppression.ts); set after validation. */
   readonly suppressed?: readonly string[];
 }
@@ -44,7 +49,7 @@ export interface SendRequest {
   readonly messages: readonly ValidMessage[];
 }
 
-export interface ValidationLimits {
+export interface ValidationLimits extends Partial<SendAtRules> {
   readonly maxMessages: number;
 }
 
@@ -103,7 +108,7 @@ function validateRecipients(message: Json, base: string, problems: ProblemList):
   return result;
 }
 
-function validateMessage(value: unknown, index: number, problems: ProblemList): ValidMessage | undefined {
+function validateMessage(value: unknown, index: number, problems: ProblemList, limits: ValidationLimits): ValidMessage | undefined {
   const base = `/Messages/${index}`;
   if (!isObject(value)) {
     problems.add(base, 'must be a Message object');
@@ -161,6 +166,8 @@ function validateMessage(value: unknown, index: number, problems: ProblemList): 
     }
   }
 
+  const sendAt = readSendAt(own(value, 'SendAt'), `${base}/SendAt`, problems, expiresAt, { now: limits.now ?? Date.now(), maxScheduleDays: limits.maxScheduleDays ?? DEFAULTS.maxScheduleDays });
+
   if (problems.count > before || !from || subject === undefined) return undefined;
   return {
     index,
@@ -173,6 +180,7 @@ function validateMessage(value: unknown, index: number, problems: ProblemList): 
     ...(bodies.TextContent && { text: bodies.TextContent }),
     ...(bodies.HtmlContent && { html: bodies.HtmlContent }),
     ...(expiresAt !== undefined && { expiresAt }),
+    ...(sendAt !== undefined && { sendAt }),
   };
 }
 
@@ -198,7 +206,7 @@ export function validateSendRequest(body: unknown, limits: ValidationLimits): Se
     // bury the real one.
     const checked = messagesValue.length > limits.maxMessages * OVERSIZED_LIST_FACTOR ? [] : messagesValue;
     checked.forEach((message, index) => {
-      const valid = validateMessage(message, index, problems);
+      const valid = validateMessage(message, index, problems, limits);
       if (valid) messages.push(valid);
     });
   }

@@ -36,6 +36,23 @@ export interface Config {
   readonly webhookQueueUrl: string | undefined;
   /** The KMS key that seals webhook signing secrets; unset locally, where a local key does. */
   readonly webhookKmsKeyId: string | undefined;
+  /** How far ahead a message's `SendAt` may be, in days (CONTRACT section 13). */
+  readonly maxScheduleDays: number;
+  /**
+   * Where scheduled messages wait in AWS (EventBridge Scheduler: the group, the queue each
+   * schedule sends to, the role it does so with, and the dead-letter queue for what it cannot
+   * deliver). Unset locally, where the local stack's own timer fires schedules.
+   */
+  readonly scheduler: SchedulerConfig | undefined;
+}
+
+export interface SchedulerConfig {
+  readonly groupName: string;
+  readonly targetArn: string;
+  readonly roleArn: string;
+  readonly deadLetterArn: string;
+  /** The same queue as `targetArn`, which short waits (up to 15 minutes) go to directly. */
+  readonly queueUrl: string;
 }
 
 /** A configuration variable is missing or malformed. */
@@ -61,6 +78,7 @@ export const DEFAULTS = {
   sendDeadlineMs: 25_000,
   problemTypeBase: 'https://email-send-api.example/problems/',
   statusRetentionDays: 30,
+  maxScheduleDays: 30,
 } as const;
 
 /** What every function of the service reads: where its table is, and how its problems are named. */
@@ -95,9 +113,25 @@ export function loadConfig(env: Env = process.env): Config {
     statusRetentionDays: read.integer('STATUS_RETENTION_DAYS', DEFAULTS.statusRetentionDays, 1, 3_650),
     webhookQueueUrl: read.endpoint('WEBHOOK_QUEUE_URL'),
     webhookKmsKeyId: read.text('WEBHOOK_KMS_KEY_ID'),
+    maxScheduleDays: read.integer('MAX_SCHEDULE_DAYS', DEFAULTS.maxScheduleDays, 1, 365),
+    scheduler: readScheduler(read),
   };
   read.finish((message) => new ConfigError(`Invalid configuration: ${message}`));
   return config;
+}
+
+const SCHEDULER_VARIABLES = ['SCHEDULE_GROUP_NAME', 'SCHEDULE_TARGET_ARN', 'SCHEDULER_ROLE_ARN', 'SCHEDULE_DEAD_LETTER_ARN', 'SCHEDULE_QUEUE_URL'] as const;
+
+/** All five scheduler settings, or none (then schedules are the local stack's to fire). */
+function readScheduler(read: SettingsReader): SchedulerConfig | undefined {
+  const values = SCHEDULER_VARIABLES.map((name) => read.text(name));
+  if (values.every((value) => !value)) return undefined;
+  const [groupName, targetArn, roleArn, deadLetterArn, queueUrl] = values;
+  if (!groupName || !targetArn || !roleArn || !deadLetterArn || !queueUrl) {
+    read.problem(`${SCHEDULER_VARIABLES.join(', ')} must be set together, or none of them`);
+    return undefined;
+  }
+  return { groupName, targetArn, roleArn, deadLetterArn, queueUrl };
 }
 
 /** The AWS region as the SDK would pick it from the environment, else the one default. */

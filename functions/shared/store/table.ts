@@ -12,6 +12,8 @@
  * | message status      | MSG#<SES message id> | MSG     | organizationId, expiresAt, r:<address> (state)  |
  * | suppressed address  | SUPP#<orgId>         | address | reason, at, messageId                           |
  * | webhook             | HOOK#<orgId>         | HOOK    | url, secret (sealed), createdAt                 |
+ * | scheduled message   | SCHED#<scheduleId>   | SCHED   | organizationId, userId, state, sendAt, dueAt, body? (see schedules/) |
+ * | … its larger body   | SCHED#<scheduleId>   | PART#nnnn | data (binary), expiresAt                      |
  */
 export const TABLE_SCHEMA = {
   partitionKey: 'pk',
@@ -28,6 +30,8 @@ const P = PARTITIONS;
 
 /** Partitions of the delivery lifecycle (events, status, suppression, webhooks), for the IAM of the functions that touch them. */
 export const DELIVERY_PARTITIONS = { message: 'MSG#', suppression: 'SUPP#', webhook: 'HOOK#' } as const;
+/** Scheduled messages (CONTRACT section 13): written by the send function, read and moved on by the scheduled-send, cancel and status functions. */
+export const SCHEDULE_PARTITION = 'SCHED#';
 const D = DELIVERY_PARTITIONS;
 
 /** The Organization item's count of suppressed addresses (an upper bound: see dynamodb-suppression-store.ts). */
@@ -46,7 +50,14 @@ export const itemKey = {
   /** One suppressed address of an Organization (lower-case); the partition lists them all. */
   suppression: (organizationId: string, address: string) => ({ pk: suppressionPartition(organizationId), sk: address.toLowerCase() }),
   webhook: (organizationId: string) => ({ pk: `${D.webhook}${organizationId.toLowerCase()}`, sk: 'HOOK' }),
+  /** A scheduled message's head item; its body's parts, when it has any, share the partition. */
+  schedule: (scheduleId: string) => ({ pk: schedulePartition(scheduleId), sk: 'SCHED' }),
+  schedulePart: (scheduleId: string, part: number) => ({ pk: schedulePartition(scheduleId), sk: `PART#${String(part).padStart(4, '0')}` }),
 };
+
+export function schedulePartition(scheduleId: string): string {
+  return `${SCHEDULE_PARTITION}${scheduleId.toLowerCase()}`;
+}
 
 export function suppressionPartition(organizationId: string): string {
   return `${D.suppression}${organizationId.toLowerCase()}`;

@@ -1,0 +1,26 @@
+/**
+ * A scheduled message as the status endpoint tells it (CONTRACT section 13): `Scheduled` while it
+ * waits (or is being sent), `Cancelled`, `Expired` or `Failed` (with the error) if it was not
+ * sent, and once sent its SES message's own states with the `MessageId`.
+ */
+import type { StoredMessage } from '../shared/store/dynamodb-delivery-store';
+import { formatSendAt } from '../shared/schedules/notices';
+import type { ScheduleHead } from '../shared/schedules/schedule-store';
+
+type View = (message: StoredMessage) => { Status: string; Recipients: unknown[] };
+
+export function scheduleView(asked: string, head: ScheduleHead, delivery: StoredMessage | undefined, view: View) {
+  const base = { ScheduleId: asked, SendAt: formatSendAt(head.sendAt) };
+  switch (head.state) {
+    case 'Sent':
+      // SES's first event usually arrives within seconds; until then the message is `Sent`.
+      return { ...base, MessageId: head.messageId, ...(delivery ? view(delivery) : { Status: 'Sent', Recipients: [] }) };
+    case 'Failed':
+      return { ...base, Status: 'Failed', Recipients: [], ...(head.error && { Error: head.error }) };
+    case 'Expired':
+    case 'Cancelled':
+      return { ...base, Status: head.state, Recipients: [] };
+    default:
+      return { ...base, Status: 'Scheduled', Recipients: [] };
+  }
+}
