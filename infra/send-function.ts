@@ -30,10 +30,15 @@ export interface SendFunction {
   readonly role: Role;
 }
 
-export function addSendFunction(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings): SendFunction {
+/**
+ * What sending a message takes, whoever sends it: the send function, and the scheduled-send
+ * function when a scheduled message's time comes (infra/scheduled-send.ts), which sends through
+ * the same pipeline and so must be allowed the same, and no more.
+ */
+export function sendingStatements(stack: Stack, table: Table, configurationSet: ConfigurationSet): PolicyStatement[] {
   const configurationSetArn = stack.formatArn({ service: 'ses', resource: 'configuration-set', resourceName: configurationSet.configurationSetName });
   // Items in these partitions only: the function can never write a key, user or Organization item, nor read a user's.
-  const statements: PolicyStatement[] = [
+  return [
     new PolicyStatement({
       sid: 'ReadAccessRecords',
       // Authentication reads API key items and Organization items, and the suppression list of an
@@ -42,13 +47,6 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
       actions: ['dynamodb:BatchGetItem'],
       resources: [table.tableArn],
       conditions: inPartitions(SEND_FUNCTION_PARTITIONS.apiKey, SEND_FUNCTION_PARTITIONS.organization, DELIVERY_PARTITIONS.suppression),
-    }),
-    new PolicyStatement({
-      sid: 'IdempotencyRecords',
-      // Idempotency records and their per-message checkpoints: read, write and query.
-      actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
-      resources: [table.tableArn],
-      conditions: inPartitions(SEND_FUNCTION_PARTITIONS.idempotency),
     }),
     new PolicyStatement({
       sid: 'SendRateBudget',
@@ -73,6 +71,19 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
       // allowed here, and SES itself refuses identities that are not verified.
       actions: ['ses:SendEmail'],
       resources: [stack.formatArn({ service: 'ses', resource: 'identity', resourceName: '*' }), configurationSetArn],
+    }),
+  ];
+}
+
+export function addSendFunction(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings): SendFunction {
+  const statements: PolicyStatement[] = [
+    ...sendingStatements(stack, table, configurationSet),
+    new PolicyStatement({
+      sid: 'IdempotencyRecords',
+      // Idempotency records and their per-message checkpoints: read, write and query.
+      actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
+      resources: [table.tableArn],
+      conditions: inPartitions(SEND_FUNCTION_PARTITIONS.idempotency),
     }),
   ];
 

@@ -252,7 +252,7 @@ export class DynamoDbScheduleStore implements ScheduleStore {
   }
 
   finish(scheduleId: string, claimId: string | undefined, outcome: Finish, now: number): Promise<boolean> {
-    const values: Item = { ':final': outcome.state, ':at': new Date(now).toISOString(), ':claimed': 'Claimed', ':inFlight': 'InFlight' };
+    const values: Item = { ':final': outcome.state, ':at': new Date(now).toISOString(), ':inFlight': 'InFlight' };
     const sets = ['#state = :final', 'updatedAt = :at'];
     if (outcome.state === 'Sent') {
       sets.push('messageId = :messageId');
@@ -265,7 +265,7 @@ export class DynamoDbScheduleStore implements ScheduleStore {
     // Without a claim: ending an InFlight whose firing died (its lease lapsed).
     const condition = claimId === undefined ? '#state = :inFlight AND leaseUntil < :now' : '(#state = :claimed OR #state = :inFlight) AND claimId = :claim';
     if (claimId === undefined) values[':now'] = now;
-    else values[':claim'] = claimId;
+    else Object.assign(values, { ':claim': claimId, ':claimed': 'Claimed' });
     return unlessConditionFails(() =>
       this.client.send(
         new UpdateCommand({
