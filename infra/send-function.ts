@@ -76,8 +76,9 @@ export function sendingStatements(stack: Stack, table: Table, configurationSet: 
 }
 
 export function addSendFunction(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings): SendFunction {
+  const [readAccessRecords, ...spendAndSend] = sendingStatements(stack, table, configurationSet);
   const statements: PolicyStatement[] = [
-    ...sendingStatements(stack, table, configurationSet),
+    readAccessRecords!,
     new PolicyStatement({
       sid: 'IdempotencyRecords',
       // Idempotency records and their per-message checkpoints: read, write and query.
@@ -85,6 +86,7 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
       resources: [table.tableArn],
       conditions: inPartitions(SEND_FUNCTION_PARTITIONS.idempotency),
     }),
+    ...spendAndSend,
   ];
 
   return addServiceFunction(stack, 'SendFunction', settings, {
