@@ -57,6 +57,8 @@ export const SERVICE_CONTEXT_KEYS = {
   sesMaxSendRate: 'SES_MAX_SEND_RATE',
   // Unset: 30 days (functions/shared/runtime/config.ts). Read by the events function.
   statusRetentionDays: 'STATUS_RETENTION_DAYS',
+  // Unset: 30 days. How far ahead a message's SendAt may be (docs/scheduled-send.md).
+  maxScheduleDays: 'MAX_SCHEDULE_DAYS',
 } as const;
 
 export interface StackSettings {
