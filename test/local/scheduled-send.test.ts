@@ -208,7 +208,7 @@ describe('at its time, the message is sent as a fresh send would be', () => {
 });
 
 describe('webhooks', () => {
-  it('tell email.scheduled, email.cancelled, and email.failed, signed per Standard Webhooks', async () => {
+  it('tell email.scheduled, email.cancelled, email.failed, and once sent the usual events, signed per Standard Webhooks', async () => {
     const received: { headers: Record<string, string>; body: string }[] = [];
     const server: Server = createServer((req, res) => {
       let body = '';
@@ -227,6 +227,7 @@ describe('webhooks', () => {
       await post(stack.cancelUrl, hooked.apiKey, { OrganizationId: hooked.organizationId, ScheduleIds: [cancelled] });
       const soon = inAbout(1_500);
       const refused = await schedule(hooked, { SendAt: soon.text, From: 'ops@example.net' });
+      const sent = await schedule(hooked, { SendAt: soon.text, To: ['success@simulator.amazonses.com'] });
       await adminJson(env, 'sender', 'remove', '--org', hooked.organizationId, '--address', 'ops@example.net');
 
       const verifier = new Webhook(secret as string);
@@ -244,6 +245,13 @@ describe('webhooks', () => {
         { OrganizationId: hooked.organizationId, ScheduleId: refused, Status: 'Failed', SendAt: soon.text, Error: { Code: 'SenderForbidden', Message: expect.any(String), Retryable: false } },
       ]);
       expect(received.find((r) => JSON.parse(r.body).type === 'email.cancelled')!.headers['webhook-id']).toBe(`sch_${cancelled}_cancelled`);
+      // The one that went: SES's own events follow, with the MessageId the status endpoint names.
+      const { MessageId } = await until(async () => {
+        const status = await statusOf(hooked, sent);
+        return status.MessageId ? status : undefined;
+      }, 3_000, 'the scheduled send');
+      await until(() => (byType('email.delivered').some((data) => data.MessageId === MessageId) ? true : undefined), 3_000, 'email.delivered');
+      expect(byType('email.sent').map((data) => data.MessageId)).toContain(MessageId);
     } finally {
       server.closeAllConnections();
       server.close();
