@@ -1,6 +1,7 @@
 /**
  * The AWS stack: HTTP API -> send function -> DynamoDB table + Amazon SES. It reads as a list:
- * the table and configuration set here, the send function (`send-function.ts`), the API
+ * the table and configuration set here, the send function (`send-function.ts`), the delivery
+ * lifecycle (`delivery-lifecycle.ts`), scheduled send (`scheduled-send.ts`), the API
  * (`http-api.ts`), alarms (`alarms.ts`), outputs, and the cdk-nag acknowledgements (`nag.ts`).
  *
  * Environment-agnostic (no account or region, no lookups) so `cdk synth` runs anywhere without

@@ -87,7 +87,6 @@ export async function fireSchedule(scheduleId: string, deadline: number, deps: F
 
   const claimId = randomUUID();
   if (!(await deps.schedules.claim(scheduleId, claimId, deadline + LEASE_GRACE_MS, now))) return { kind: 'done', state: 'Busy' };
-  deps.logger.appendKeys({ scheduleId, organizationId: head.organizationId });
   try {
     return await sendClaimed(head, message, claimId, deadline, deps);
   } catch (error) {
@@ -114,7 +113,7 @@ async function sendClaimed(head: ScheduleHead, message: ValidMessage, claimId: s
 
   if (result.Status === 'Sent') {
     await deps.schedules.finish(scheduleId, claimId, { state: 'Sent', messageId: result.MessageId }, now);
-    deps.logger.info('scheduled message sent', { scheduleId, messageId: result.MessageId, late: now - head.sendAt });
+    deps.logger.info('scheduled message sent', { scheduleId, organizationId: head.organizationId, messageId: result.MessageId, lateMs: now - head.sendAt });
     return { kind: 'done', state: 'Sent' };
   }
   if (result.Status === 'Expired') {
@@ -126,12 +125,12 @@ async function sendClaimed(head: ScheduleHead, message: ValidMessage, claimId: s
     const attempt = head.attempts + 1;
     const until = Math.max(retryAt ?? 0, now + backoff(attempt));
     if (await deps.schedules.retry(scheduleId, claimId, until, now)) await deps.timer.arm(scheduleId, until, attempt);
-    deps.logger.info('scheduled message waits', { scheduleId, code, until: new Date(until).toISOString() });
+    deps.logger.info('scheduled message waits', { scheduleId, organizationId: head.organizationId, code, until: new Date(until).toISOString() });
     return { kind: 'waiting', until };
   }
   const error = errorOf(code);
   if (await deps.schedules.finish(scheduleId, claimId, { state: 'Failed', error }, now)) await tell(head, 'Failed', deps, error);
-  deps.logger.info('scheduled message not sent', { scheduleId, code });
+  deps.logger.info('scheduled message not sent', { scheduleId, organizationId: head.organizationId, code });
   return { kind: 'done', state: 'Failed' };
 }
 

@@ -22,6 +22,7 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BatchWriteCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { StorageUnavailableProblem } from '../http/problems';
 import type { FailureCode } from '../mail/ports';
 import { batchGetAll } from '../store/batch-get';
 import { unlessConditionFails } from '../store/conditions';
@@ -99,6 +100,14 @@ export interface ScheduleStore {
   pending(): Promise<{ readonly scheduleId: string; readonly dueAt: number }[]>;
 }
 
+/** A schedule is not as this firing expected: its claim was taken over, or its body is incomplete. */
+export class ScheduleStateError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ScheduleStateError';
+  }
+}
+
 type Item = Record<string, unknown>;
 const HEAD_FIELDS = ['pk', 'organizationId', 'userId', '#state', 'sendAt', 'dueAt', 'attempts', 'claimId', 'leaseUntil', 'messageId', '#error', 'updatedAt'];
 const NAMES = { '#state': 'state', '#error': 'error' };
@@ -158,7 +167,7 @@ export class DynamoDbScheduleStore implements ScheduleStore {
   private async writeAll(requests: Item[]): Promise<void> {
     let pending = requests;
     for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 3) throw new Error('DynamoDB left a scheduled message\'s parts unwritten');
+      if (attempt > 3) throw new StorageUnavailableProblem();
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
       const result = await this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
       pending = (result.UnprocessedItems?.[this.tableName] ?? []) as Item[];
@@ -180,7 +189,7 @@ export class DynamoDbScheduleStore implements ScheduleStore {
     if (FINAL_STATES.has(head.state)) return { head, message: undefined };
     const parts = Number(headItem.parts ?? 1);
     const chunks = parts === 1 ? [headItem.body as Uint8Array] : items.filter((item) => String(item.sk).startsWith('PART#')).map((item) => item.data as Uint8Array);
-    if (chunks.length !== parts || chunks.some((chunk) => !(chunk instanceof Uint8Array))) throw new Error(`scheduled message ${scheduleId} is missing parts of its body`);
+    if (chunks.length !== parts || chunks.some((chunk) => !(chunk instanceof Uint8Array))) throw new ScheduleStateError(`scheduled message ${scheduleId} is missing parts of its body`);
     return { head, message: decodeMessage(Buffer.concat(chunks)) };
   }
 
@@ -248,7 +257,7 @@ export class DynamoDbScheduleStore implements ScheduleStore {
       ':claim': claimId,
       ':at': new Date(now).toISOString(),
     });
-    if (!moved) throw new Error(`the claim on scheduled message ${scheduleId} was lost before sending`);
+    if (!moved) throw new ScheduleStateError(`the claim on scheduled message ${scheduleId} was lost before sending`);
   }
 
   finish(scheduleId: string, claimId: string | undefined, outcome: Finish, now: number): Promise<boolean> {
