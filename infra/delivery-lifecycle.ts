@@ -24,7 +24,7 @@ import type { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import { EmailSendingEvent, EventDestination } from 'aws-cdk-lib/aws-ses';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { EVENTBRIDGE_DETAIL_TYPES } from '../functions/shared/delivery/ses-event';
-import { DELIVERY_PARTITIONS as D, PAUSE_ATTRIBUTES, SEND_FUNCTION_PARTITIONS as P, SUPPRESSION_COUNT_ATTRIBUTE, TABLE_SCHEMA } from '../functions/shared/store/table';
+import { DELIVERY_PARTITIONS as D, PAUSE_ATTRIBUTES, SEND_FUNCTION_PARTITIONS as P, SCHEDULE_PARTITION, SUPPRESSION_COUNT_ATTRIBUTE, TABLE_SCHEMA } from '../functions/shared/store/table';
 import { MAX_ATTEMPTS } from '../functions/webhooks/deliver';
 import type { AlarmRow } from './alarms';
 import type { ServiceFunction } from './service-function';
@@ -46,15 +46,17 @@ export interface DeliveryLifecycle {
   readonly webhooks: ServiceFunction;
   readonly status: ServiceFunction;
   readonly webhookKey: Key;
+  /** Where webhook deliveries wait; scheduled sends queue their own events on it too. */
+  readonly webhookQueue: Queue;
   readonly eventsDeadLetters: Queue;
   readonly webhookDeadLetters: Queue;
   readonly alarms: AlarmRow[];
 }
 
-function queueWithDeadLetters(stack: Stack, id: string, maxReceiveCount: number): { queue: Queue; dead: Queue } {
+export function queueWithDeadLetters(stack: Stack, id: string, maxReceiveCount: number, visibilityTimeout: Duration = VISIBILITY): { queue: Queue; dead: Queue } {
   const secure = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true };
   const dead = new Queue(stack, `${id}DeadLetters`, { ...secure, retentionPeriod: Duration.days(14) });
-  const queue = new Queue(stack, id, { ...secure, visibilityTimeout: VISIBILITY, retentionPeriod: Duration.days(4), deadLetterQueue: { queue: dead, maxReceiveCount } });
+  const queue = new Queue(stack, id, { ...secure, visibilityTimeout, retentionPeriod: Duration.days(4), deadLetterQueue: { queue: dead, maxReceiveCount } });
   return { queue, dead };
 }
 
@@ -161,9 +163,10 @@ export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSe
     statements: [
       new PolicyStatement({
         sid: 'ReadAccessAndStates',
+        // Scheduled messages' heads too: their ids are answered as well (CONTRACT section 13).
         actions: ['dynamodb:BatchGetItem'],
         resources: [table.tableArn],
-        conditions: inPartitions(P.apiKey, P.organization, D.message),
+        conditions: inPartitions(P.apiKey, P.organization, D.message, SCHEDULE_PARTITION),
       }),
       readKeyHolders(table),
     ],
@@ -178,5 +181,5 @@ export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSe
     { id: 'SesEventsDeadLetterAlarm', description: 'SES delivery events the events function could not record wait in the dead-letter queue', metric: waiting(events.dead), threshold: 1, atOrAbove: true, evaluationPeriods: 1 },
     { id: 'WebhookDeadLetterAlarm', description: 'Webhook deliveries that failed every attempt wait in the dead-letter queue', metric: waiting(hooks.dead), threshold: 1, atOrAbove: true, evaluationPeriods: 1 },
   ];
-  return { events: eventsFunction, webhooks: webhookFunction, status: statusFunction, webhookKey, eventsDeadLetters: events.dead, webhookDeadLetters: hooks.dead, alarms };
+  return { events: eventsFunction, webhooks: webhookFunction, status: statusFunction, webhookKey, webhookQueue: hooks.queue, eventsDeadLetters: events.dead, webhookDeadLetters: hooks.dead, alarms };
 }

@@ -20,6 +20,7 @@ export interface SendApi {
   readonly stage: HttpStage;
   readonly sendRoutes: HttpRoute[];
   readonly statusRoutes: HttpRoute[];
+  readonly cancelRoutes: HttpRoute[];
   readonly customDomain: DomainName | undefined;
 }
 
@@ -43,7 +44,7 @@ const ACCESS_LOG_FIELDS = {
   error: '$context.error.message',
 };
 
-export function addSendApi(stack: Stack, sendFunction: IFunction, settings: StackSettings, statusFunction: IFunction): SendApi {
+export function addSendApi(stack: Stack, sendFunction: IFunction, settings: StackSettings, statusFunction: IFunction, cancelFunction: IFunction): SendApi {
   const accessLogs = new LogGroup(stack, 'ApiAccessLogs', { retention: settings.logRetention });
   const integration = new HttpLambdaIntegration('SendIntegration', sendFunction);
   // The HTTP API has no default stage of its own: the stage below carries throttling, access
@@ -59,6 +60,7 @@ export function addSendApi(stack: Stack, sendFunction: IFunction, settings: Stac
   const sendRoutes = api.addRoutes({ path: SEND_PATH, methods: [HttpMethod.POST], integration });
   // Its other methods fall to `$default`, whose function answers them 405 from the same route table.
   const statusRoutes = api.addRoutes({ path: API_ROUTES.status.path, methods: [HttpMethod.POST], integration: new HttpLambdaIntegration('StatusIntegration', statusFunction) });
+  const cancelRoutes = api.addRoutes({ path: API_ROUTES.cancel.path, methods: [HttpMethod.POST], integration: new HttpLambdaIntegration('CancelIntegration', cancelFunction) });
 
   const customDomain = settings.customDomain
     ? new DomainName(stack, 'CustomDomain', {
@@ -79,5 +81,5 @@ export function addSendApi(stack: Stack, sendFunction: IFunction, settings: Stac
     },
     ...(customDomain && { domainMapping: { domainName: customDomain } }),
   });
-  return { api, stage, sendRoutes, statusRoutes, customDomain };
+  return { api, stage, sendRoutes, statusRoutes, cancelRoutes, customDomain };
 }

@@ -16,6 +16,12 @@ export interface NagSubjects {
   /** The routes whose function checks an API key itself (send, status). */
   readonly apiKeyRoutes: HttpRoute[];
   readonly sendRole: Role;
+  /** The scheduled-send function's role: it sends as the send function does. */
+  readonly fireRole: Role;
+  /** Roles that act on the schedules of the stack's schedule group (by a wildcard on the schedule names). */
+  readonly scheduleRoles: Role[];
+  /** The stack's schedule group (a name CDK generated at synth). */
+  readonly scheduleGroupName: string;
   readonly tracing: boolean;
   readonly pageRoutes: HttpRoute[];
   readonly userPool: UserPool | undefined;
@@ -34,7 +40,7 @@ const TENANTS_REASON =
   'The Organizations\' SES tenants are made by the admin CLI as Organizations are created, so their ARNs cannot be listed ' +
   'in advance; the wildcard is limited to this account and region and to the service\'s own tenant names (org-<Organization id>).';
 
-export function acknowledgeNagFindings({ api, apiKeyRoutes, sendRole: role, tracing, pageRoutes, userPool, tracedRoles, tenantAdministration }: NagSubjects): void {
+export function acknowledgeNagFindings({ api, apiKeyRoutes, sendRole, fireRole, scheduleRoles, scheduleGroupName, tracing, pageRoutes, userPool, tracedRoles, tenantAdministration }: NagSubjects): void {
   const unauthenticatedRoute =
     'Authentication is the service\'s own: every request must carry "Authorization: Bearer <API key>", which the ' +
     'function checks against SHA-256 hashes in DynamoDB before it looks at the body or sends or reads anything, and ' +
@@ -48,19 +54,30 @@ export function acknowledgeNagFindings({ api, apiKeyRoutes, sendRole: role, trac
     id: 'AwsSolutions-APIG4',
     reason:
       'The $default route only exists so that unknown paths and methods reach the function, which answers them with ' +
-      `404/405 problem documents and sends nothing; the routes that act (POST ${SEND_PATH}, POST ${STATUS_PATH}) require ` +
+      `404/405 problem documents and sends nothing; the routes that act (POST ${SEND_PATH}, POST ${STATUS_PATH}, POST ${API_ROUTES.cancel.path}) require ` +
       'an API key, and those of the settings API a token checked by the JWT authorizer.',
   });
-  Validations.of(role).acknowledge({
-    id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*]`,
-    reason:
-      'ses:SendEmail is checked against the sender identity, which each request chooses from its Organization\'s ' +
-      'allowed senders (managed in DynamoDB with the admin CLI, checked by the function before sending). The wildcard ' +
-      'is limited to identities of this account and region, the only action is ses:SendEmail, and SES refuses ' +
-      'identities that are not verified.',
-  });
+  for (const role of [sendRole, fireRole]) {
+    Validations.of(role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*]`,
+      reason:
+        'ses:SendEmail is checked against the sender identity, which each request chooses from its Organization\'s ' +
+        'allowed senders (managed in DynamoDB with the admin CLI, checked by the function before sending). The wildcard ' +
+        'is limited to identities of this account and region, the only action is ses:SendEmail, and SES refuses ' +
+        'identities that are not verified.',
+    });
+    if (tenantAdministration) {
+      Validations.of(role).acknowledge({ id: TENANTS, reason: `ses:SendEmail names the sending Organization's tenant. ${TENANTS_REASON}` });
+    }
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'ses:GetAccount (read the account\'s MaxSendRate, the budget sends are paced to) has no resource type in SES, ' +
+        'so "*" is the only resource it takes; it reads account settings and nothing else.' +
+        (tracing ? ` ${X_RAY_REASON}` : ''),
+    });
+  }
   if (tenantAdministration) {
-    Validations.of(role).acknowledge({ id: TENANTS, reason: `ses:SendEmail names the sending Organization's tenant. ${TENANTS_REASON}` });
     Validations.of(tenantAdministration).acknowledge({ id: TENANTS, reason: TENANTS_REASON });
     Validations.of(tenantAdministration).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*]',
@@ -69,13 +86,16 @@ export function acknowledgeNagFindings({ api, apiKeyRoutes, sendRole: role, trac
         'the operator\'s choice at that moment. Only the two association actions take identities, in this account and region.',
     });
   }
-  Validations.of(role).acknowledge({
-    id: 'AwsSolutions-IAM5[Resource::*]',
-    reason:
-      'ses:GetAccount (read the account\'s MaxSendRate, the budget sends are paced to) has no resource type in SES, ' +
-      'so "*" is the only resource it takes; it reads account settings and nothing else.' +
-      (tracing ? ` ${X_RAY_REASON}` : ''),
-  });
+  for (const role of scheduleRoles) {
+    Validations.of(role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${scheduleGroupName}/*]`,
+      reason:
+        'Each scheduled message gets a one-time schedule named by its ScheduleId, made when it is sent and deleted ' +
+        'after it ran (or when it is cancelled), so the names cannot be listed in advance. The wildcard covers the ' +
+        'schedules of the stack\'s own schedule group only, and each role has only the actions it needs there ' +
+        '(scheduler:CreateSchedule for the send and scheduled-send functions, scheduler:DeleteSchedule for cancel).',
+    });
+  }
   for (const route of pageRoutes) {
     Validations.of(route).acknowledge({
       id: 'AwsSolutions-APIG4',

@@ -66,6 +66,8 @@ export const SETTINGS_PAGE_ENTRY = fileURLToPath(new URL('../functions/settings-
 export const EVENTS_ENTRY = fileURLToPath(new URL('../functions/events/index.ts', import.meta.url));
 export const WEBHOOKS_ENTRY = fileURLToPath(new URL('../functions/webhooks/index.ts', import.meta.url));
 export const STATUS_ENTRY = fileURLToPath(new URL('../functions/status/index.ts', import.meta.url));
+export const SCHEDULED_ENTRY = fileURLToPath(new URL('../functions/scheduled/index.ts', import.meta.url));
+export const CANCEL_ENTRY = fileURLToPath(new URL('../functions/cancel/index.ts', import.meta.url));
 
 /**
  * The settings page's files go beside its bundle, where `functions/settings-page/assets.ts`

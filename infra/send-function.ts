@@ -30,10 +30,16 @@ export interface SendFunction {
   readonly role: Role;
 }
 
-export function addSendFunction(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings): SendFunction {
+/**
+ * What sending a message takes, whoever sends it: the send function, and the scheduled-send
+ * function when a scheduled message's time comes (infra/scheduled-send.ts), which sends through
+ * the same pipeline and so must be allowed the same, and no more.
+ */
+export function sendingStatements(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings): PolicyStatement[] {
   const configurationSetArn = stack.formatArn({ service: 'ses', resource: 'configuration-set', resourceName: configurationSet.configurationSetName });
-  // Items in these partitions only: the function can never write a key, user or Organization item, nor read a user's (but its key hash).
-  const statements: PolicyStatement[] = [
+  // Items in these partitions only: the function can never write a key, user or Organization item
+  // (but an Organization's pause), nor read a user's.
+  return [
     new PolicyStatement({
       sid: 'ReadAccessRecords',
       // Authentication reads API key items and Organization items, and the suppression list of an
@@ -43,18 +49,11 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
       resources: [table.tableArn],
       conditions: inPartitions(SEND_FUNCTION_PARTITIONS.apiKey, SEND_FUNCTION_PARTITIONS.organization, DELIVERY_PARTITIONS.suppression),
     }),
-    readKeyHolders(table),
-    new PolicyStatement({
-      sid: 'IdempotencyRecords',
-      // Idempotency records and their per-message checkpoints: read, write and query.
-      actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
-      resources: [table.tableArn],
-      conditions: inPartitions(SEND_FUNCTION_PARTITIONS.idempotency),
-    }),
     new PolicyStatement({
       sid: 'SendRateBudget',
       // The account's send-rate budget, shared by every instance: one item, read and moved on
-      // with conditional writes.
+      // with conditional writes; and the daily quota counters (BUDGET#day#<org>) of the
+      // Organizations that have one.
       actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
       resources: [table.tableArn],
       conditions: inPartitions(SEND_FUNCTION_PARTITIONS.sendBudget),
@@ -96,6 +95,23 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
           }),
         ]
       : []),
+  ];
+}
+
+export function addSendFunction(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings): SendFunction {
+  const [readAccessRecords, ...spendAndSend] = sendingStatements(stack, table, configurationSet, settings);
+  const statements: PolicyStatement[] = [
+    readAccessRecords!,
+    // Only the send function authenticates API keys: a key counts only while its user holds it.
+    readKeyHolders(table),
+    new PolicyStatement({
+      sid: 'IdempotencyRecords',
+      // Idempotency records and their per-message checkpoints: read, write and query.
+      actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
+      resources: [table.tableArn],
+      conditions: inPartitions(SEND_FUNCTION_PARTITIONS.idempotency),
+    }),
+    ...spendAndSend,
   ];
 
   return addServiceFunction(stack, 'SendFunction', settings, {

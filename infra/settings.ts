@@ -65,6 +65,8 @@ export const SERVICE_CONTEXT_KEYS = {
   reputationBounceRate: 'REPUTATION_BOUNCE_RATE',
   reputationComplaintRate: 'REPUTATION_COMPLAINT_RATE',
   reputationMinSends: 'REPUTATION_MIN_SENDS',
+  // Unset: 30 days. How far ahead a message's SendAt may be (docs/scheduled-send.md).
+  maxScheduleDays: 'MAX_SCHEDULE_DAYS',
 } as const;
 
 export interface StackSettings {

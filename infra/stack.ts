@@ -1,6 +1,7 @@
 /**
  * The AWS stack: HTTP API -> send function -> DynamoDB table + Amazon SES. It reads as a list:
- * the table and configuration set here, the send function (`send-function.ts`), the API
+ * the table and configuration set here, the send function (`send-function.ts`), the delivery
+ * lifecycle (`delivery-lifecycle.ts`), scheduled send (`scheduled-send.ts`), the API
  * (`http-api.ts`), alarms (`alarms.ts`), outputs, and the cdk-nag acknowledgements (`nag.ts`).
  *
  * Environment-agnostic (no account or region, no lookups) so `cdk synth` runs anywhere without
@@ -22,6 +23,8 @@ import { addAlarms } from './alarms';
 import { addSendApi } from './http-api';
 import { acknowledgeNagFindings } from './nag';
 import { addReputation } from './reputation';
+import type { ScheduledSend } from './scheduled-send';
+import { addScheduledSend } from './scheduled-send';
 import { SERVICE_NAME, addSendFunction } from './send-function';
 import { readSettings } from './settings';
 import { addSettings } from './settings-functions';
@@ -39,6 +42,7 @@ export class EmailSendApiStack extends Stack {
   readonly settingsApiFunction: NodejsFunction;
   readonly settingsPageFunction: NodejsFunction;
   readonly lifecycle: DeliveryLifecycle;
+  readonly scheduledSend: ScheduledSend;
 
   constructor(scope: Construct, id: string, props: StackProps = {}) {
     super(scope, id, props);
@@ -67,11 +71,12 @@ export class EmailSendApiStack extends Stack {
     const send = addSendFunction(this, this.table, this.configurationSet, settings);
     this.sendFunction = send.fn;
     this.lifecycle = addDeliveryLifecycle(this, this.table, this.configurationSet, settings);
-    const { api, stage, sendRoutes, statusRoutes, customDomain } = addSendApi(this, send.fn, settings, this.lifecycle.status.fn);
+    this.scheduledSend = addScheduledSend(this, this.table, this.configurationSet, settings, send, this.lifecycle.webhookQueue);
+    const { api, stage, sendRoutes, statusRoutes, cancelRoutes, customDomain } = addSendApi(this, send.fn, settings, this.lifecycle.status.fn, this.scheduledSend.cancel.fn);
     this.api = api;
     this.stage = stage;
     const reputation = addReputation(this, this.configurationSet, settings, [SERVICE_NAME, EVENTS_SERVICE_NAME]);
-    addAlarms(this, api, send.fn, settings, [...this.lifecycle.alarms, reputation.alarm]);
+    addAlarms(this, api, send.fn, settings, [...this.lifecycle.alarms, ...this.scheduledSend.alarms, reputation.alarm]);
     const signIn = addSignIn(this, api, settings);
     const settingsParts = addSettings(this, this.table, api, settings, signIn);
     this.settingsApiFunction = settingsParts.api.fn;
@@ -100,6 +105,8 @@ export class EmailSendApiStack extends Stack {
       });
     }
     new CfnOutput(this, 'StatusUrl', { description: 'POST endpoint of the status API', value: `${stage.url}${API_ROUTES.status.path.slice(1)}` });
+    new CfnOutput(this, 'CancelUrl', { description: 'POST endpoint that cancels scheduled messages', value: `${stage.url}${API_ROUTES.cancel.path.slice(1)}` });
+    new CfnOutput(this, 'ScheduleGroupName', { description: 'EventBridge Scheduler group holding the scheduled messages\' one-time schedules', value: this.scheduledSend.group.scheduleGroupName });
     new CfnOutput(this, 'WebhookKeyArn', {
       description: 'KMS key sealing webhook secrets; pass it to "admin webhook set" as --kms-key',
       value: this.lifecycle.webhookKey.keyArn,
@@ -112,14 +119,18 @@ export class EmailSendApiStack extends Stack {
     });
 
     const { events, webhooks, status } = this.lifecycle;
+    const { fire, cancel } = this.scheduledSend;
     acknowledgeNagFindings({
       api,
-      apiKeyRoutes: [...sendRoutes, ...statusRoutes],
+      apiKeyRoutes: [...sendRoutes, ...statusRoutes, ...cancelRoutes],
       sendRole: send.role,
+      fireRole: fire.role,
+      scheduleRoles: [send.role, fire.role, cancel.role],
+      scheduleGroupName: this.scheduledSend.group.scheduleGroupName,
       tracing: settings.tracing,
       pageRoutes: settingsParts.pageRoutes,
       userPool: signIn.userPool,
-      tracedRoles: [settingsParts.api.role, settingsParts.page.role, events.role, webhooks.role, status.role],
+      tracedRoles: [settingsParts.api.role, settingsParts.page.role, events.role, webhooks.role, status.role, cancel.role],
       tenantAdministration: reputation.tenantAdministration,
     });
   }

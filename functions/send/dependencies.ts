@@ -1,7 +1,8 @@
 /**
  * The one composition root of the send function: configuration in, clients and adapters out.
- * The Lambda entry (`index.ts`), the local stack and the test harness all build their
- * dependencies here, each from a `Config` of its own, so the three cannot wire it differently.
+ * The Lambda entry (`index.ts`), the scheduled-send function, the local stack and the test
+ * harness all build their dependencies here, each from a `Config` of its own, so they cannot
+ * wire it differently.
  */
 import { TENANT_PAUSED_REASON } from '../shared/domain/reputation';
 import { SesMailer } from '../shared/mail/ses-mailer';
@@ -10,29 +11,33 @@ import type { ClientOptions } from '../shared/runtime/clients';
 import { createDynamoDbClient, createSesClient } from '../shared/runtime/clients';
 import type { Config } from '../shared/runtime/config';
 import { createLogger, createMetrics } from '../shared/runtime/observability';
+import type { LocalParts } from '../shared/schedules/dependencies';
+import { createSchedulingDependencies } from '../shared/schedules/dependencies';
 import { createAccessStore } from '../shared/store/cached-access-store';
 import { DynamoDbDailyUsage } from '../shared/store/dynamodb-daily-usage';
 import { DynamoDbIdempotencyStore } from '../shared/store/dynamodb-idempotency-store';
 import { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
 import { DynamoDbSendBudget } from '../shared/store/dynamodb-send-budget';
 import { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
-import type { WebhookOutbox } from '../shared/webhooks/queue';
 import { DynamoDbWebhookStore } from '../shared/webhooks/webhook-store';
 import { Pacer } from './pacing';
 import { pausingOnTenantRefusal } from './tenant-pause';
 import type { SendDependencies } from './send-request';
 
+export type { LocalParts } from '../shared/schedules/dependencies';
+
 /**
- * Built once per function instance (or local stack), never per request. `outbox`: where the
+ * Built once per function instance (or local stack), never per request. `local.outbox`: where the
  * `organization.paused` webhook goes when SES refuses a paused tenant (the local stack's queue;
  * none in AWS, see functions/shared/reputation/pause-organization.ts).
  */
-export function createDependencies(config: Config, clients: ClientOptions = {}, outbox?: WebhookOutbox): SendDependencies {
+export function createDependencies(config: Config, clients: ClientOptions = {}, local: LocalParts = {}): SendDependencies {
   const dynamoDb = createDynamoDbClient(config, clients);
   const access = createAccessStore(dynamoDb, config);
   const mailer = new SesMailer(createSesClient(config, clients), config.sesConfigurationSet, config.sesTenants);
   const logger = createLogger();
   const metrics = createMetrics();
+  const { outbox } = local;
   const pauseDependencies = {
     pauses: new DynamoDbReputationStore(dynamoDb, config.tableName),
     notify: outbox && { webhooks: new DynamoDbWebhookStore(dynamoDb, config.tableName), outbox },
@@ -54,5 +59,6 @@ export function createDependencies(config: Config, clients: ClientOptions = {}, 
     logger,
     metrics,
     now: Date.now,
+    scheduling: createSchedulingDependencies(config, dynamoDb, logger, clients, local),
   };
 }

@@ -60,6 +60,11 @@ export class IdempotentSession {
     private readonly record: IdempotencyRecord,
   ) {}
 
+  /** Stable across a takeover of the same claim, and unique to it: scheduling derives its ids from it. */
+  get claimId(): string {
+    return this.record.claimId;
+  }
+
   inFlight(index: number): Promise<void> {
     return this.store.checkpoint(this.record.scope, this.record.claimId, { index, state: 'IN_FLIGHT' }, this.record.expiresAt);
   }

@@ -9,11 +9,13 @@ import type { Mailer } from '../shared/mail/ports';
 import type { MessageResult } from './sending';
 
 /** Records the request's message metrics and returns the counts by status for its log line. */
-export function recordResults(metrics: Metrics, results: readonly MessageResult[]): { sent: number; expired: number; failed: number } {
+export function recordResults(metrics: Metrics, results: readonly MessageResult[]): { sent: number; expired: number; failed: number; scheduled?: number } {
   const count = (status: MessageResult['Status']) => results.filter((result) => result.Status === status).length;
-  const counts = { sent: count('Sent'), expired: count('Expired'), failed: count('Failed') };
+  const scheduled = count('Scheduled');
+  const counts = { sent: count('Sent'), expired: count('Expired'), failed: count('Failed'), ...(scheduled > 0 && { scheduled }) };
   metrics.addMetric('MessagesSent', MetricUnit.Count, counts.sent);
   metrics.addMetric('MessagesExpired', MetricUnit.Count, counts.expired);
+  if (scheduled > 0) metrics.addMetric('MessagesScheduled', MetricUnit.Count, scheduled);
   const failures = new Map<string, number>();
   for (const result of results) {
     if (result.Status === 'Failed') failures.set(result.Error.Code, (failures.get(result.Error.Code) ?? 0) + 1);

@@ -1,5 +1,6 @@
 /**
- * The response status for a set of message results (CONTRACT section 5).
+ * The response status for a set of message results (CONTRACT section 5). A `Scheduled` message
+ * counts as a success, as `Sent` does (section 13).
  */
 import { FAILURE_CODES } from '../shared/mail/ports';
 import type { MessageResult } from './sending';
@@ -31,7 +32,7 @@ export function decideOutcome(results: readonly MessageResult[], budgetRoomInSec
   const throttled = failures.filter((code) => FAILURE_CODES[code].throttling);
   const known = [budgetRoomInSeconds, quotaResetInSeconds].filter((seconds): seconds is number => seconds !== undefined);
   const wait = retryAfterSeconds(Math.max(...known, ...throttled.map((code) => RETRY_AFTER_SECONDS[code] ?? 1)));
-  if (results.some((result) => result.Status === 'Sent')) {
+  if (results.some((result) => result.Status === 'Sent' || result.Status === 'Scheduled')) {
     return { statusCode: 207, headers: known.length > 0 && throttled.length > 0 ? { 'Retry-After': String(wait) } : {} };
   }
   if (throttled.length === failures.length) return { statusCode: 429, headers: { 'Retry-After': String(wait) } };

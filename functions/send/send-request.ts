@@ -8,7 +8,7 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Config } from '../shared/runtime/config';
 import type { Mailer } from '../shared/mail/ports';
-import type { AccessStore, DailyUsage, IdempotencyStore, StoredResponse, SuppressionList } from '../shared/store/ports';
+import type { AccessStore, DailyUsage, IdempotencyStore, OrganizationAccess, StoredResponse, SuppressionList } from '../shared/store/ports';
 import type { Caller } from './authorisation';
 import { authoriseOrganization, authoriseSenders, authoriseSending } from './authorisation';
 import type { IdempotentSession } from './idempotency';
@@ -16,8 +16,12 @@ import { beginIdempotent, readIdempotencyKey } from './idempotency';
 import { recordResults, timedMailer } from './metrics';
 import { decideOutcome } from './outcome';
 import type { Pacer } from './pacing';
+import type { DailyQuota } from './quota';
 import { rateLimitHeaders, settleDailyQuota, takeDailyQuota } from './quota';
-import type { MessageResult } from './sending';
+import { isScheduled } from './send-at';
+import type { SchedulingDependencies } from './scheduling';
+import { scheduleMessages } from './scheduling';
+import type { MessageResult, SendOptions } from './sending';
 import { sendMessages } from './sending';
 import { applySuppressions } from './suppression';
 import type { ValidMessage } from './validation';
@@ -37,6 +41,8 @@ export interface SendDependencies {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly now: () => number;
+  /** Where messages with a `SendAt` still ahead wait for their time (CONTRACT section 13). */
+  readonly scheduling: SchedulingDependencies;
 }
 
 export interface SendInput {
@@ -61,7 +67,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   // clears it after every invocation.
   deps.logger.appendKeys({ userId: caller.userId });
   const idempotencyKey = readIdempotencyKey(input.idempotencyKey);
-  const request = validateSendRequest(input.body, deps.config);
+  const request = validateSendRequest(input.body, { ...deps.config, now: deps.now() });
   const organization = await authoriseOrganization(caller, request.organizationId, deps.access);
   deps.logger.appendKeys({ organizationId: request.organizationId, messages: request.messages.length });
   authoriseSending(organization);
@@ -86,39 +92,39 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     ({ session, known } = began);
   }
 
+  const now = deps.now();
   const unsent = request.messages.filter((message) => !known.has(message.index));
-  const { sendable, results: suppressed } = await applySuppressions(unsent, organization, deps.suppressions);
-  const quota = await takeDailyQuota(sendable, organization, deps.dailyUsage, deps.now());
-  const limits = organization.limits;
-  const sending = await sendMessages(
-    quota ? sendable.filter((message) => !quota.refused.has(message.index)) : sendable,
+  const hooks = session && checkpointHooks(session, deps.logger, input.requestId);
+  const scheduled = await scheduleMessages(
+    unsent.filter((message) => isScheduled(message.sendAt, now)),
     {
       organizationId: request.organizationId,
-      sharer: { organizationId: organization.organizationId, weight: limits?.weight ?? 1, rate: limits?.rate },
-      mailer: timedMailer(deps.mailer, deps.metrics, deps.now),
+      userId: caller.userId,
+      seed: session?.claimId,
+      now,
       concurrency: deps.config.sendConcurrency,
-      deadline: input.deadline,
-      now: deps.now,
-      pacer: deps.pacer,
-      ...(session && checkpointHooks(session, deps.logger, input.requestId)),
+      retentionDays: deps.config.statusRetentionDays,
+      logger: deps.logger,
+      onResult: hooks?.onResult,
     },
+    deps.scheduling,
   );
-  if (quota) {
-    for (const result of quota.refused.values()) await session?.done(result).catch(() => undefined);
-    await settleDailyQuota(quota, organization.organizationId, sending.results, deps.dailyUsage).catch((error: unknown) => {
-      // Units not given back only make the quota stricter for the rest of the day; nothing is sent twice.
-      deps.logger.warn('could not give back unused daily quota', { requestId: input.requestId, error: error as Error });
-    });
-  }
-  const byIndex = new Map([...known, ...suppressed, ...(quota?.refused ?? []), ...sending.results.map((result) => [result.Index, result] as const)]);
+  const sending = await deliver(
+    unsent.filter((message) => !isScheduled(message.sendAt, now)),
+    organization,
+    { deadline: input.deadline, ...hooks },
+    { ...deps, requestId: input.requestId },
+  );
+  const byIndex = new Map([...known, ...scheduled, ...sending.results]);
   const results = request.messages.map((message) => byIndex.get(message.index) as MessageResult);
-  const now = deps.now();
-  const roomIn = sending.retryAt === undefined ? undefined : (sending.retryAt - now) / 1_000;
-  const resetIn = quota && quota.refused.size > 0 ? (quota.resetAt - now) / 1_000 : undefined;
+  const after = deps.now();
+  const roomIn = sending.retryAt === undefined ? undefined : (sending.retryAt - after) / 1_000;
+  const { quota } = sending;
+  const resetIn = quota && quota.refused.size > 0 ? (quota.resetAt - after) / 1_000 : undefined;
   const outcome = decideOutcome(results, roomIn, resetIn);
   const response: StoredResponse = {
     statusCode: outcome.statusCode,
-    headers: responseHeaders(input.requestId, { ...outcome.headers, ...(quota && rateLimitHeaders(quota, now)) }),
+    headers: responseHeaders(input.requestId, { ...outcome.headers, ...(quota && rateLimitHeaders(quota, after)) }),
     body: JSON.stringify({ OrganizationId: request.organizationIdAsSent, Messages: results }),
   };
   if (session) {
@@ -136,6 +142,41 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     results: results.map((r) => ({ index: r.Index, status: r.Status, ...(r.Status === 'Failed' && { code: r.Error.Code }) })),
   });
   return response;
+}
+
+/**
+ * What an authorised batch goes through to be sent: the Organization's suppression list, its
+ * daily quota, then sending at its fair share of the account's pace (CONTRACT sections 10, 11).
+ * A send request takes this path for its messages to go now, and the scheduled-send function for
+ * each scheduled message at its time, so both get the same rules.
+ */
+export async function deliver(
+  messages: readonly ValidMessage[],
+  organization: OrganizationAccess,
+  options: Pick<SendOptions, 'deadline' | 'beforeSend' | 'onResult'>,
+  deps: Pick<SendDependencies, 'config' | 'suppressions' | 'mailer' | 'metrics' | 'now' | 'pacer' | 'dailyUsage' | 'logger'> & { readonly requestId?: string },
+): Promise<{ readonly results: ReadonlyMap<number, MessageResult>; readonly retryAt: number | undefined; readonly quota: DailyQuota | undefined }> {
+  const { sendable, results: suppressed } = await applySuppressions(messages, organization, deps.suppressions);
+  const quota = await takeDailyQuota(sendable, organization, deps.dailyUsage, deps.now());
+  for (const result of quota?.refused.values() ?? []) await options.onResult?.(result);
+  const limits = organization.limits;
+  const sending = await sendMessages(quota ? sendable.filter((message) => !quota.refused.has(message.index)) : sendable, {
+    organizationId: organization.organizationId,
+    sharer: { organizationId: organization.organizationId, weight: limits?.weight ?? 1, rate: limits?.rate },
+    mailer: timedMailer(deps.mailer, deps.metrics, deps.now),
+    concurrency: deps.config.sendConcurrency,
+    now: deps.now,
+    pacer: deps.pacer,
+    ...options,
+  });
+  if (quota) {
+    await settleDailyQuota(quota, organization.organizationId, sending.results, deps.dailyUsage).catch((error: unknown) => {
+      // Units not given back only make the quota stricter for the rest of the day; nothing is sent twice.
+      deps.logger.warn('could not give back unused daily quota', { requestId: deps.requestId, error: error as Error });
+    });
+  }
+  const results = new Map([...suppressed, ...(quota?.refused ?? []), ...sending.results.map((result) => [result.Index, result] as const)]);
+  return { results, retryAt: sending.retryAt, quota };
 }
 
 function checkpointHooks(session: IdempotentSession, logger: Logger, requestId: string) {

@@ -17,6 +17,8 @@ import type { ValidMessage } from './validation';
 export type MessageResult = (
   | { readonly Index: number; readonly Status: 'Sent'; readonly MessageId: string }
   | { readonly Index: number; readonly Status: 'Expired' }
+  /** Waiting for its `SendAt` (CONTRACT section 13; functions/send/scheduling.ts). */
+  | { readonly Index: number; readonly Status: 'Scheduled'; readonly ScheduleId: string }
   | {
       readonly Index: number;
       readonly Status: 'Failed';
@@ -80,7 +82,7 @@ async function sendOne(message: ValidMessage, turn: number, options: SendOptions
   const cap = options.backoffCapMs ?? 2_000;
   const sleep = options.sleep ?? defaultSleep;
 
-  const { index: _index, from, expiresAt: _expiresAt, suppressed: _suppressed, ...content } = message;
+  const { index: _index, from, expiresAt: _expiresAt, sendAt: _sendAt, suppressed: _suppressed, ...content } = message;
   const email: OutgoingEmail = { ...content, organizationId: options.organizationId, from: from.ascii };
 
   if (turn > now()) await sleep(turn - now());

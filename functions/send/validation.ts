@@ -11,8 +11,11 @@ import { ILL_FORMED, ProblemList, isObject, own, textField as text, unknownField
 import { codePointLength, isWellFormedText } from '../shared/domain/unicode';
 import { CONTROL_CHARACTERS } from '../shared/domain/header-safety';
 import type { OutgoingEmail } from '../shared/mail/ports';
+import { DEFAULTS } from '../shared/runtime/config';
 import { parseExpiration } from './expiry';
 import { CONTENT_FIELDS, validateMessageContent } from './message-content';
+import type { SendAtRules } from './send-at';
+import { readSendAt } from './send-at';
 
 /** Amazon SES accepts at most 50 recipients per message. */
 export const MAX_RECIPIENTS = 50;
@@ -25,7 +28,7 @@ export const MAX_DISPLAY_NAME_LENGTH = 256;
 
 
 const TOP_LEVEL_FIELDS = new Set(['OrganizationId', 'organizationId', 'Messages']);
-const MESSAGE_FIELDS = new Set(['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime', ...CONTENT_FIELDS]);
+const MESSAGE_FIELDS = new Set(['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime', 'SendAt', ...CONTENT_FIELDS]);
 
 /** A message that passed every rule: its content as it will go out, plus what decides its send. */
 export interface ValidMessage extends Omit<OutgoingEmail, 'organizationId' | 'from'> {
@@ -33,6 +36,8 @@ export interface ValidMessage extends Omit<OutgoingEmail, 'organizationId' | 'fr
   readonly from: EmailAddress;
   /** Epoch milliseconds (UTC). */
   readonly expiresAt?: number;
+  /** Epoch milliseconds (UTC) of `SendAt`: when it is still ahead, the message is scheduled (send-at.ts). */
+  readonly sendAt?: number;
   /** Recipients the Organization's suppression list removed (see suppression.ts); set after validation. */
   readonly suppressed?: readonly string[];
 }
@@ -45,7 +50,7 @@ export interface SendRequest {
   readonly messages: readonly ValidMessage[];
 }
 
-export interface ValidationLimits {
+export interface ValidationLimits extends Partial<SendAtRules> {
   readonly maxMessages: number;
 }
 
@@ -91,7 +96,7 @@ function validateRecipients(message: Json, base: string, problems: ProblemList):
   return result;
 }
 
-function validateMessage(value: unknown, index: number, problems: ProblemList): ValidMessage | undefined {
+function validateMessage(value: unknown, index: number, problems: ProblemList, limits: ValidationLimits): ValidMessage | undefined {
   const base = `/Messages/${index}`;
   if (!isObject(value)) {
     problems.add(base, 'must be a Message object');
@@ -151,6 +156,7 @@ function validateMessage(value: unknown, index: number, problems: ProblemList): 
 
   // ReplyTo, Headers, Tags and Attachments (CONTRACT section 12).
   const content = validateMessageContent(value, base, problems);
+  const sendAt = readSendAt(own(value, 'SendAt'), `${base}/SendAt`, problems, expiresAt, { now: limits.now ?? Date.now(), maxScheduleDays: limits.maxScheduleDays ?? DEFAULTS.maxScheduleDays });
 
   if (problems.count > before || !from || subject === undefined) return undefined;
   return {
@@ -165,6 +171,7 @@ function validateMessage(value: unknown, index: number, problems: ProblemList): 
     ...(bodies.HtmlContent && { html: bodies.HtmlContent }),
     ...(expiresAt !== undefined && { expiresAt }),
     ...content,
+    ...(sendAt !== undefined && { sendAt }),
   };
 }
 
@@ -190,7 +197,7 @@ export function validateSendRequest(body: unknown, limits: ValidationLimits): Se
     // bury the real one.
     const checked = messagesValue.length > limits.maxMessages * OVERSIZED_LIST_FACTOR ? [] : messagesValue;
     checked.forEach((message, index) => {
-      const valid = validateMessage(message, index, problems);
+      const valid = validateMessage(message, index, problems, limits);
       if (valid) messages.push(valid);
     });
   }

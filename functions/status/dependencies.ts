@@ -4,6 +4,7 @@ import { createDynamoDbClient } from '../shared/runtime/clients';
 import type { Config } from '../shared/runtime/config';
 import { createLogger, createMetrics } from '../shared/runtime/observability';
 import { createAccessStore } from '../shared/store/cached-access-store';
+import { DynamoDbScheduleStore } from '../shared/schedules/schedule-store';
 import { DynamoDbDeliveryStore } from '../shared/store/dynamodb-delivery-store';
 import type { StatusHandlerDependencies } from './handler';
 
@@ -13,6 +14,7 @@ export function createStatusDependencies(config: Config, clients: ClientOptions 
     config,
     access: createAccessStore(dynamoDb, config),
     deliveries: new DynamoDbDeliveryStore(dynamoDb, config.tableName),
+    schedules: new DynamoDbScheduleStore(dynamoDb, config.tableName),
     logger: createLogger(),
     metrics: createMetrics(),
     now: Date.now,

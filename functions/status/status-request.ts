@@ -9,15 +9,19 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Caller } from '../shared/auth/caller';
 import { authoriseOrganization } from '../shared/auth/caller';
 import { messageStatus } from '../shared/delivery/recipient-state';
-import type { DeliveryStore } from '../shared/store/dynamodb-delivery-store';
+import type { ScheduleStore } from '../shared/schedules/schedule-store';
+import type { DeliveryStore, StoredMessage } from '../shared/store/dynamodb-delivery-store';
 import type { AccessStore } from '../shared/store/ports';
 import { withStorageFaults } from '../shared/store/storage-errors';
 import { recipientView } from '../shared/webhooks/payload';
+import { scheduleView } from './schedule-status';
 import { validateStatusRequest } from './validation';
 
 export interface StatusDependencies {
   readonly access: AccessStore;
   readonly deliveries: Pick<DeliveryStore, 'read'>;
+  /** Scheduled messages (CONTRACT section 13): their ids are answered as well as SES message ids. */
+  readonly schedules: Pick<ScheduleStore, 'heads'>;
   readonly logger: Logger;
 }
 
@@ -33,13 +37,31 @@ export async function handleStatusRequest(input: StatusInput, deps: StatusDepend
   await authoriseOrganization(input.caller, request.organizationId, deps.access);
   deps.logger.appendKeys({ organizationId: request.organizationId, messages: request.messageIds.length });
 
-  const stored = await withStorageFaults(() => deps.deliveries.read(request.messageIds));
-  const messages = request.messageIds.map((messageId) => {
-    const message = stored.get(messageId);
-    if (!message || message.organizationId !== request.organizationId) return { MessageId: messageId, Status: 'Unknown', Recipients: [], Tags: {} };
+  const ids = [...request.messageIds, ...request.scheduleIds];
+  const [stored, schedules] = await withStorageFaults(() => Promise.all([deps.deliveries.read(request.messageIds), deps.schedules.heads(ids)]));
+  const mine = <T extends { readonly organizationId: string }>(item: T | undefined): T | undefined => (item?.organizationId === request.organizationId ? item : undefined);
+  // A sent schedule's delivery states are its SES message's: read those too, in one more round trip.
+  const sentIds = [...schedules.values()].flatMap((head) => (mine(head) && head.messageId && !stored.has(head.messageId) ? [head.messageId] : []));
+  const sent = sentIds.length > 0 ? await withStorageFaults(() => deps.deliveries.read(sentIds)) : new Map<string, StoredMessage>();
+  const deliveryOf = (messageId: string | undefined) => (messageId === undefined ? undefined : mine(stored.get(messageId) ?? sent.get(messageId)));
+  const view = (message: StoredMessage) => {
     const recipients = [...message.recipients].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
-    return { MessageId: messageId, Status: messageStatus(recipients), Recipients: recipients.map(recipientView), Tags: message.tags };
-  });
+    return { Status: messageStatus(recipients), Recipients: recipients.map(recipientView), Tags: message.tags };
+  };
+
+  const messages = [
+    ...request.messageIds.map((messageId) => {
+      const message = deliveryOf(messageId);
+      if (message) return { MessageId: messageId, ...view(message) };
+      const schedule = mine(schedules.get(messageId.toLowerCase()));
+      if (schedule) return scheduleView(messageId, schedule, deliveryOf(schedule.messageId), view);
+      return { MessageId: messageId, Status: 'Unknown', Recipients: [], Tags: {} };
+    }),
+    ...request.scheduleIds.map((scheduleId) => {
+      const schedule = mine(schedules.get(scheduleId.toLowerCase()));
+      return schedule ? scheduleView(scheduleId, schedule, deliveryOf(schedule.messageId), view) : { ScheduleId: scheduleId, Status: 'Unknown', Recipients: [], Tags: {} };
+    }),
+  ];
   return {
     statusCode: 200,
     headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Request-Id': input.requestId },

@@ -18,6 +18,9 @@ import { closeServer, ensureTable, listening, startDynamoDb } from './emulators'
 import { startLocalSes } from './ses-rate-gate';
 import type { SentListener } from './ses-rate-gate';
 import { startLocalLifecycle } from './lifecycle';
+import { startLocalScheduledSend } from './local-scheduler';
+import { CANCEL_PATH } from '../../functions/cancel/handler';
+import { DynamoDbScheduleStore } from '../../functions/shared/schedules/schedule-store';
 import { STATUS_PATH } from '../../functions/status/handler';
 import type { RunningService } from './emulators';
 import type { DemoState, DemoTenant } from './seed';
@@ -68,6 +71,7 @@ export interface LocalStack {
   readonly settingsUrl: string;
   readonly oidcIssuer: string;
   readonly statusUrl: string;
+  readonly cancelUrl: string;
   /** The SES endpoint in use; with the stack's own emulator, also its web viewer. */
   readonly sesUrl: string;
   readonly viewerUrl: string | undefined;
@@ -207,25 +211,37 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const config = { ...serviceConfig, dynamodbEndpoint, sesEndpoint: sesUrl };
     const lifecycle = startLocalLifecycle({ config, credentials, emulator, webhookRetryScale: options.webhookRetryScale, log });
     cleanups.push(() => lifecycle.stop());
+    const scheduled = startLocalScheduledSend({ config, credentials, ownSends, outbox: lifecycle.webhookQueue, log });
+    cleanups.push(() => scheduled.stop());
     // The webhook queue too: a send refused for a paused SES tenant pauses the Organization and tells its webhook.
-    const handler = createHandler(createDependencies(config, { credentials, ...(ownSends && { instrument: ownSends }) }, lifecycle.webhookQueue));
+    const handler = createHandler(createDependencies(config, { credentials, ...(ownSends && { instrument: ownSends }) }, scheduled.parts));
+    // Schedules stored before a restart (data on disk) are armed again; one whose time passed meanwhile fires now.
+    const scheduleReader = createDynamoDbClient({ region, dynamodbEndpoint }, { credentials });
+    try {
+      const resumed = await scheduled.scheduler.resume(new DynamoDbScheduleStore(scheduleReader, tableName));
+      if (resumed > 0) log(`Schedules ${resumed} scheduled message${resumed === 1 ? '' : 's'} waiting, armed again`);
+    } finally {
+      scheduleReader.destroy();
+    }
     // Only the stack's own emulator is watched: with an external SES_ENDPOINT there is no simulator.
     if (emulator && options.mailboxSimulator !== false) simulate = lifecycle.simulate;
     const sendUrl = `${apiUrl}${SEND_PATH}`;
     const settingsUrl = `${apiUrl}${SETTINGS_PAGE_PATH}`;
     const statusUrl = `${apiUrl}${STATUS_PATH}`;
+    const cancelUrl = `${apiUrl}${CANCEL_PATH}`;
     index = {
       service: 'email-send-api (local)',
       endpoints: [
         { method: 'POST', url: sendUrl },
         { method: 'POST', url: statusUrl },
+        { method: 'POST', url: cancelUrl },
       ],
       settingsPage: settingsUrl,
       ...(viewerUrl && { mailViewer: viewerUrl }),
       dynamodb: dynamodbEndpoint,
       table: tableName,
     };
-    api.setHandler(handler as unknown as LambdaHandler, [lifecycle.statusRoute, ...settingsRoutes({ provider, store: config, credentials })]);
+    api.setHandler(handler as unknown as LambdaHandler, [lifecycle.statusRoute, scheduled.cancelRoute, ...settingsRoutes({ provider, store: config, credentials })]);
 
     const demo = demoState.status === 'broken' ? undefined : { ...demoState.demo, status: demoState.status, curl: curlCommand(sendUrl, demoState.demo) };
     return {
@@ -234,6 +250,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       settingsUrl,
       oidcIssuer: provider.issuer,
       statusUrl,
+      cancelUrl,
       sesUrl,
       viewerUrl,
       dynamodbEndpoint,

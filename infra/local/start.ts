@@ -25,6 +25,7 @@ function banner(stack: LocalStack): void {
   say('Local stack ready.');
   say(`  API          POST ${stack.sendUrl}`);
   say(`               POST ${stack.statusUrl}  (delivery status of sent messages)`);
+  say(`               POST ${stack.cancelUrl}  (cancel scheduled messages)`);
   say(`  Settings     ${stack.settingsUrl}  (users get their own API key here: sign in with their e-mail, no password)`);
   if (stack.viewerUrl) say(`  Mail viewer  ${stack.viewerUrl}`);
   say(`  Admin        npm run --silent admin -- --help`);

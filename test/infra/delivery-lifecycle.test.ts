@@ -54,7 +54,7 @@ describe('IAM of the delivery lifecycle functions (exact statements)', () => {
   it('status function: its logs, and BatchGetItem on key, Organization and message-state items only', () => {
     expect(policyOf('StatusFunctionRole')).toEqual([
       logs('StatusFunction'),
-      { Sid: 'ReadAccessAndStates', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table(), Condition: partitions('KEY#*', 'ORG#*', 'MSG#*') },
+      { Sid: 'ReadAccessAndStates', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table(), Condition: partitions('KEY#*', 'ORG#*', 'MSG#*', 'SCHED#*') },
       {
         Sid: 'ReadKeyHolders',
         Effect: 'Allow',
@@ -133,13 +133,15 @@ describe('events, queues and key', () => {
     const webhookQueue = resources[logicalIdOf('WebhookQueue')]!.Properties;
     expect(webhookQueue).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 4 * 24 * 3600, RedrivePolicy: { maxReceiveCount: MAX_ATTEMPTS } });
     expect(resources[logicalIdOf('SesEventsQueue')]!.Properties).toMatchObject({ SqsManagedSseEnabled: true, RedrivePolicy: { maxReceiveCount: 5 } });
-    template.resourceCountIs('AWS::SQS::Queue', 4);
+    // And the scheduled send's queue and its dead-letter queue (test/infra/scheduled-send.test.ts).
+    template.resourceCountIs('AWS::SQS::Queue', 6);
     expect(Object.values(template.findResources('AWS::SQS::QueuePolicy')).every((p) => JSON.stringify(p).includes('aws:SecureTransport'))).toBe(true);
   });
 
   it('consumes both queues with partial batch failures', () => {
     const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).map((m) => m.Properties);
-    expect(mappings).toHaveLength(2);
+    // The third is the schedule queue's (test/infra/scheduled-send.test.ts).
+    expect(mappings).toHaveLength(3);
     for (const mapping of mappings) expect(mapping).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
   });
 
@@ -183,9 +185,9 @@ describe('alarms that protect the account', () => {
     });
   });
 
-  it('fires on any message in either dead-letter queue', () => {
+  it('fires on any message in either dead-letter queue (and the scheduled send\'s)', () => {
     const dlq = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties).filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible');
-    expect(dlq.map((a) => a.Dimensions[0].Value['Fn::GetAtt'][0]).sort()).toEqual([logicalIdOf('SesEventsQueueDeadLetters'), logicalIdOf('WebhookQueueDeadLetters')].sort());
+    expect(dlq.map((a) => a.Dimensions[0].Value['Fn::GetAtt'][0]).sort()).toEqual([logicalIdOf('SesEventsQueueDeadLetters'), logicalIdOf('WebhookQueueDeadLetters'), logicalIdOf('ScheduleQueueDeadLetters')].sort());
     for (const a of dlq) expect(a).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
   });
 });

@@ -92,7 +92,7 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
 
     it('lets only this API invoke the functions behind its routes (send, status, settings API and page), and nothing invoke the others', () => {
       const permissions = Object.values(template.findResources('AWS::Lambda::Permission'));
-      const invokable = [stack.sendFunction, stack.lifecycle.status.fn, stack.settingsApiFunction, stack.settingsPageFunction].map((fn) => logicalId(stack, fn));
+      const invokable = [stack.sendFunction, stack.lifecycle.status.fn, stack.scheduledSend.cancel.fn, stack.settingsApiFunction, stack.settingsPageFunction].map((fn) => logicalId(stack, fn));
       expect(new Set(permissions.map((permission) => permission.Properties.FunctionName['Fn::GetAtt'][0]))).toEqual(new Set(invokable));
       for (const permission of permissions) {
         expect(permission.Properties).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
@@ -177,6 +177,13 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
         POWERTOOLS_SERVICE_NAME: 'email-send-api',
         POWERTOOLS_TRACE_ENABLED: 'true',
         NODE_OPTIONS: '--enable-source-maps',
+        // Scheduling (test/infra/scheduled-send.test.ts) and its webhooks.
+        SCHEDULE_GROUP_NAME: expect.stringMatching(/^EmailSendApi-ScheduleGroup-/),
+        SCHEDULE_TARGET_ARN: { 'Fn::GetAtt': [expect.stringMatching(/^ScheduleQueue[0-9A-F]{8}$/), 'Arn'] },
+        SCHEDULER_ROLE_ARN: { 'Fn::GetAtt': [expect.stringMatching(/^SchedulerRole/), 'Arn'] },
+        SCHEDULE_DEAD_LETTER_ARN: { 'Fn::GetAtt': [expect.stringMatching(/^ScheduleQueueDeadLetters/), 'Arn'] },
+        SCHEDULE_QUEUE_URL: { Ref: expect.stringMatching(/^ScheduleQueue[0-9A-F]{8}$/) },
+        WEBHOOK_QUEUE_URL: { Ref: expect.stringMatching(/^WebhookQueue[0-9A-F]{8}$/) },
       });
     });
 
@@ -186,7 +193,8 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
 
     it('gets an environment the function\'s own configuration loader accepts', () => {
       const variables = template.toJSON().Resources[ids.fn].Properties.Environment.Variables as Record<string, unknown>;
-      const env = Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : `resolved-${k}`]));
+      // A reference resolves at deploy time: a queue URL to a URL, anything else to a name or an ARN.
+      const env = Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : k.endsWith('_URL') ? `https://sqs.eu-west-1.amazonaws.com/123456789012/${k}` : `resolved-${k}`]));
       const config = loadConfig({ ...env, AWS_REGION: 'eu-west-1' });
       expect(config).toMatchObject({ dynamodbEndpoint: undefined, sesEndpoint: undefined, sesConfigurationSet: 'resolved-SES_CONFIGURATION_SET' });
     });
@@ -275,6 +283,8 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
             Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
             Resource: '*',
           },
+          // Scheduling: exactly these, asserted one by one in test/infra/scheduled-send.test.ts.
+          ...['WriteSchedules', 'CreateSchedules', 'PassSchedulerRole', 'QueueShortWaits', 'ReadWebhooks', 'QueueWebhooks'].map((Sid) => expect.objectContaining({ Sid })),
         ],
       });
     });
@@ -341,7 +351,7 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
     const metricNames = (alarm: Json) =>
       asArray(alarm.Metrics as Json[]).flatMap((m) => ((m.MetricStat as Json | undefined)?.Metric ? [((m.MetricStat as Json).Metric as Json).MetricName] : []));
 
-    it('watches the API 5xx rate, function errors and throttles, p99 latency, the SES reputation, both dead-letter queues and paused Organizations; none notify by default', () => {
+    it('watches the API 5xx rate, function errors and throttles, p99 latency, the SES reputation, the three dead-letter queues and paused Organizations; none notify by default', () => {
       expect(alarms).toHaveLength(9);
       for (const alarm of alarms) {
         expect(alarm.TreatMissingData).toBe('notBreaching');

@@ -38,8 +38,9 @@ describe('cdk synth (CLI)', () => {
     const functions = Object.values(template.Resources as Record<string, { Type: string; Metadata?: Record<string, unknown> }>).filter(
       (r) => r.Type === 'AWS::Lambda::Function',
     );
-    // send, status, events, webhook delivery, the settings API and the settings page: each bundled by the local esbuild.
-    expect(functions).toHaveLength(6);
+    // send, status, events, webhook delivery, the settings API and the settings page, scheduled send
+    // and cancel: each bundled by the local esbuild.
+    expect(functions).toHaveLength(8);
     for (const fn of functions) expect(fn.Metadata?.['aws:asset:is-bundled']).toBe(true);
     // The app registered cdk-nag (its acknowledgements are in the template, with reasons), and
     // neither it nor CloudFormation's own schema check reported anything.
@@ -54,6 +55,7 @@ describe('cdk synth (CLI)', () => {
         'AwsSolutions-IAM5[Resource::*]',
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*]',
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:tenant/org-*]',
+        expect.stringMatching(/^AwsSolutions-IAM5\[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule\/EmailSendApi-ScheduleGroup-[0-9A-F]{8}\/\*\]$/),
       ]),
     );
     const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8'));

@@ -56,6 +56,7 @@ describe('startLocalStack', () => {
       endpoints: [
         { method: 'POST', url: `${stack.apiUrl}/v1.2/email/send` },
         { method: 'POST', url: `${stack.apiUrl}/v1.2/email/status` },
+        { method: 'POST', url: `${stack.apiUrl}/v1.2/email/cancel` },
       ],
       mailViewer: stack.viewerUrl,
     });

@@ -16,6 +16,11 @@ export type { components, paths } from './openapi-types';
 export type Schemas = components['schemas'];
 export type SendRequest = Schemas['SendRequest'];
 export type Message = Schemas['Message'];
+/** Scheduled send (CONTRACT section 13): a Scheduled result, the cancel request and answer, a schedule's status. */
+export type ScheduledResult = Schemas['ScheduledResult'];
+export type CancelRequest = Schemas['CancelRequest'];
+export type CancelResults = Schemas['CancelResults'];
+export type ScheduleStatus = Schemas['ScheduleStatus'];
 
 export type ApiClient = Client<paths>;
 

@@ -4,7 +4,7 @@
  * the type-check when the line under it stops being an error, so a document that makes the
  * generated types looser or stricter than the service breaks CI.
  */
-import type { paths, Schemas } from '../support/api-client';
+import type { CancelRequest, paths, ScheduledResult, Schemas, ScheduleStatus } from '../support/api-client';
 
 type SendOperation = paths['/v1.2/email/send']['post'];
 type SendBody = SendOperation['requestBody']['content']['application/json'];
@@ -68,3 +68,16 @@ export const contentFields: Schemas['Message'][] = [
 
 /** Tags come back on every message of the status answer. */
 export const statusTags: Schemas['MessageStatus']['Tags'] = { invoice: 'inv-42' };
+
+/** Scheduled send: SendAt on a message, the Scheduled result, the cancel body, ScheduleIds in a status request. */
+export const scheduledMessage: Schemas['Message'] = { ...message, SendAt: '2026-12-01 08:00:00' };
+export const scheduledResult: Schemas['MessageResult'] = { Index: 0, Status: 'Scheduled', ScheduleId: '3b241101-e2bb-4255-8caf-4136c566a962' } satisfies ScheduledResult;
+// @ts-expect-error A Scheduled result carries its ScheduleId.
+export const scheduledWithoutId: ScheduledResult = { Index: 0, Status: 'Scheduled' };
+export const cancelBodies: CancelRequest[] = [
+  { OrganizationId: ORG, ScheduleIds: ['3b241101-e2bb-4255-8caf-4136c566a962'] },
+  // @ts-expect-error ScheduleIds is required.
+  { OrganizationId: ORG },
+];
+export const statusBySchedule: paths['/v1.2/email/status']['post']['requestBody']['content']['application/json'] = { OrganizationId: ORG, ScheduleIds: ['3b241101-e2bb-4255-8caf-4136c566a962'] };
+export const cancelled: ScheduleStatus = { ScheduleId: '3b241101-e2bb-4255-8caf-4136c566a962', Status: 'Cancelled', SendAt: '2026-12-01 08:00:00', Recipients: [] };

@@ -15,6 +15,8 @@ export interface ApiRoute {
 export const API_ROUTES = {
   send: { path: '/v1.2/email/send', methods: ['POST'] },
   status: { path: '/v1.2/email/status', methods: ['POST'] },
+  // Cancelling scheduled messages (functions/cancel).
+  cancel: { path: '/v1.2/email/cancel', methods: ['POST'] },
   // The settings API (functions/me), behind the JWT authorizer.
   me: { path: '/v1.2/me', methods: ['GET'] },
   meApiKey: { path: '/v1.2/me/api-key', methods: ['POST', 'DELETE'] },

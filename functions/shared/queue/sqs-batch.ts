@@ -35,7 +35,7 @@ export async function eachRecord(event: SQSEvent, handle: (record: SQSRecord) =>
 export function sqsBatchHandler(
   deps: { readonly logger: Logger; readonly metrics: Metrics },
   tracing: Tracing | undefined,
-  handle: (record: SQSRecord) => Promise<boolean>,
+  handle: (record: SQSRecord, context: Context) => Promise<boolean>,
   onError: (record: SQSRecord, error: unknown) => void,
 ) {
   const chain = middy<SQSEvent, SQSBatchResponse, Error, Context>();
@@ -43,5 +43,5 @@ export function sqsBatchHandler(
   return chain
     .use(injectLambdaContext(deps.logger, { resetKeys: true, logEvent: false }))
     .use(logMetrics(deps.metrics))
-    .handler((event) => eachRecord(event, handle, onError));
+    .handler((event, context) => eachRecord(event, (record) => handle(record, context), onError));
 }

@@ -41,6 +41,23 @@ export interface Config {
   readonly reputation: ReputationThresholds;
   /** Each Organization is an Amazon SES tenant: every SendEmail names it (on in AWS; locally only with SES_TENANTS=true). */
   readonly sesTenants: boolean;
+  /** How far ahead a message's `SendAt` may be, in days (CONTRACT section 13). */
+  readonly maxScheduleDays: number;
+  /**
+   * Where scheduled messages wait in AWS (EventBridge Scheduler: the group, the queue each
+   * schedule sends to, the role it does so with, and the dead-letter queue for what it cannot
+   * deliver). Unset locally, where the local stack's own timer fires schedules.
+   */
+  readonly scheduler: SchedulerConfig | undefined;
+}
+
+export interface SchedulerConfig {
+  readonly groupName: string;
+  readonly targetArn: string;
+  readonly roleArn: string;
+  readonly deadLetterArn: string;
+  /** The same queue as `targetArn`, which short waits (up to 15 minutes) go to directly. */
+  readonly queueUrl: string;
 }
 
 /** A configuration variable is missing or malformed. */
@@ -71,6 +88,7 @@ export const DEFAULTS = {
   reputationComplaintRate: 0.001,
   reputationMinSends: 200,
   sesTenants: false,
+  maxScheduleDays: 30,
 } as const;
 
 /** What every function of the service reads: where its table is, and how its problems are named. */
@@ -111,9 +129,25 @@ export function loadConfig(env: Env = process.env): Config {
       minSends: read.integer('REPUTATION_MIN_SENDS', DEFAULTS.reputationMinSends, 1, 100_000_000),
     },
     sesTenants: read.boolean('SES_TENANTS', DEFAULTS.sesTenants),
+    maxScheduleDays: read.integer('MAX_SCHEDULE_DAYS', DEFAULTS.maxScheduleDays, 1, 365),
+    scheduler: readScheduler(read),
   };
   read.finish((message) => new ConfigError(`Invalid configuration: ${message}`));
   return config;
+}
+
+const SCHEDULER_VARIABLES = ['SCHEDULE_GROUP_NAME', 'SCHEDULE_TARGET_ARN', 'SCHEDULER_ROLE_ARN', 'SCHEDULE_DEAD_LETTER_ARN', 'SCHEDULE_QUEUE_URL'] as const;
+
+/** All five scheduler settings, or none (then schedules are the local stack's to fire). */
+function readScheduler(read: SettingsReader): SchedulerConfig | undefined {
+  const values = SCHEDULER_VARIABLES.map((name) => read.text(name));
+  if (values.every((value) => !value)) return undefined;
+  const [groupName, targetArn, roleArn, deadLetterArn, queueUrl] = values;
+  if (!groupName || !targetArn || !roleArn || !deadLetterArn || !queueUrl) {
+    read.problem(`${SCHEDULER_VARIABLES.join(', ')} must be set together, or none of them`);
+    return undefined;
+  }
+  return { groupName, targetArn, roleArn, deadLetterArn, queueUrl };
 }
 
 /** The AWS region as the SDK would pick it from the environment, else the one default. */

@@ -17,6 +17,8 @@
  *
  * A paused Organization carries `pausedAt` and `pausedReason` on its ORG item (see
  * dynamodb-reputation-store.ts), so the send path learns it from the read it already makes.
+ * | scheduled message   | SCHED#<scheduleId>   | SCHED   | organizationId, userId, state, sendAt, dueAt, body? (see schedules/) |
+ * | … its larger body   | SCHED#<scheduleId>   | PART#nnnn | data (binary), expiresAt                      |
  */
 import { asciiLowerCase } from '../domain/unicode';
 
@@ -35,6 +37,8 @@ const P = PARTITIONS;
 
 /** Partitions of the delivery lifecycle (events, status, suppression, webhooks), for the IAM of the functions that touch them. */
 export const DELIVERY_PARTITIONS = { message: 'MSG#', suppression: 'SUPP#', webhook: 'HOOK#', reputation: 'REP#' } as const;
+/** Scheduled messages (CONTRACT section 13): written by the send function, read and moved on by the scheduled-send, cancel and status functions. */
+export const SCHEDULE_PARTITION = 'SCHED#';
 const D = DELIVERY_PARTITIONS;
 
 /**
@@ -73,7 +77,14 @@ export const itemKey = {
   webhook: (organizationId: string) => ({ pk: `${D.webhook}${organizationId.toLowerCase()}`, sk: 'HOOK' }),
   /** An Organization's rolling reputation counters, one attribute per kind and UTC day. */
   reputation: (organizationId: string) => ({ pk: `${D.reputation}${organizationId.toLowerCase()}`, sk: 'REP' }),
+  /** A scheduled message's head item; its body's parts, when it has any, share the partition. */
+  schedule: (scheduleId: string) => ({ pk: schedulePartition(scheduleId), sk: 'SCHED' }),
+  schedulePart: (scheduleId: string, part: number) => ({ pk: schedulePartition(scheduleId), sk: `PART#${String(part).padStart(4, '0')}` }),
 };
+
+export function schedulePartition(scheduleId: string): string {
+  return `${SCHEDULE_PARTITION}${scheduleId.toLowerCase()}`;
+}
 
 export function suppressionPartition(organizationId: string): string {
   return `${D.suppression}${organizationId.toLowerCase()}`;

@@ -1,0 +1,66 @@
+/**
+ * One cancel request (CONTRACT section 13): who is calling (the send endpoint's key and
+ * Organization rules), which schedules, and for each `Cancelled`, `AlreadySent` or `Unknown`, in
+ * request order. Only a schedule still waiting can be cancelled, with one conditional write that
+ * also names the Organization, so a race with its firing has one winner and another
+ * Organization's schedule reads exactly like one never made (`Unknown`). Plain function;
+ * `handler.ts` is its HTTP face.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { Caller } from '../shared/auth/caller';
+import { authoriseOrganization } from '../shared/auth/caller';
+import type { ScheduleNotices } from '../shared/schedules/notices';
+import type { ScheduleStore } from '../shared/schedules/schedule-store';
+import type { ScheduleTimer } from '../shared/schedules/timer';
+import type { AccessStore } from '../shared/store/ports';
+import { withStorageFaults } from '../shared/store/storage-errors';
+import { validateCancelRequest } from './validation';
+
+export interface CancelDependencies {
+  readonly access: AccessStore;
+  readonly schedules: Pick<ScheduleStore, 'heads' | 'cancel'>;
+  readonly timer: Pick<ScheduleTimer, 'disarm'>;
+  readonly notices: ScheduleNotices | undefined;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+export interface CancelInput {
+  readonly caller: Caller;
+  readonly body: unknown;
+  readonly requestId: string;
+}
+
+export type CancelStatus = 'Cancelled' | 'AlreadySent' | 'Unknown';
+
+export async function handleCancelRequest(input: CancelInput, deps: CancelDependencies): Promise<APIGatewayProxyStructuredResultV2> {
+  deps.logger.appendKeys({ userId: input.caller.userId });
+  const request = validateCancelRequest(input.body);
+  await authoriseOrganization(input.caller, request.organizationId, deps.access);
+  deps.logger.appendKeys({ organizationId: request.organizationId, schedules: request.scheduleIds.length });
+
+  const heads = await withStorageFaults(() => deps.schedules.heads(request.scheduleIds));
+  const outcome = new Map<string, CancelStatus>();
+  await Promise.all(
+    [...new Set(request.scheduleIds.map((id) => id.toLowerCase()))].map(async (id) => {
+      const head = heads.get(id);
+      if (!head || head.organizationId !== request.organizationId) return outcome.set(id, 'Unknown');
+      if (head.state === 'Cancelled') return outcome.set(id, 'Cancelled');
+      if (head.state !== 'Scheduled') return outcome.set(id, 'AlreadySent');
+      const now = deps.now();
+      // Lost to its firing (claimed meanwhile): it is on its way.
+      if (!(await withStorageFaults(() => deps.schedules.cancel(id, request.organizationId, now)))) return outcome.set(id, 'AlreadySent');
+      outcome.set(id, 'Cancelled');
+      await deps.timer.disarm(id).catch((error: unknown) => deps.logger.warn('could not delete a cancelled schedule\'s timer; it will fire and do nothing', { scheduleId: id, error: error as Error }));
+      await deps.notices?.notify({ status: 'Cancelled', organizationId: head.organizationId, scheduleId: id, sendAt: head.sendAt, at: now });
+      return undefined;
+    }),
+  );
+  const messages = request.scheduleIds.map((id) => ({ ScheduleId: id, Status: outcome.get(id.toLowerCase()) ?? 'Unknown' }));
+  return {
+    statusCode: 200,
+    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Request-Id': input.requestId },
+    body: JSON.stringify({ Messages: messages }),
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * A scheduled message as stored until its time: the validated message exactly as the send path
+ * holds it, whatever fields it has (attachments, headers and tags included), in V8's structured
+ * serialisation (which keeps binary content, dates, maps and sets as they are, unlike JSON), then
+ * gzip (text, HTML and base64 shrink to a third or less).
+ *
+ * An item holds at most 400 KB, and a message with attachments can be several megabytes, so a
+ * body larger than `PART_BYTES` is cut into parts, each its own item in the schedule's partition
+ * (see schedule-store.ts for why the table and not S3).
+ */
+import { deserialize, serialize } from 'node:v8';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import type { ValidMessage } from '../../send/validation';
+
+/** What one item carries of a body: well under 400 KB, leaving room for the key and attributes. */
+export const PART_BYTES = 350 * 1024;
+
+export function encodeMessage(message: ValidMessage): Buffer {
+  return gzipSync(serialize(message));
+}
+
+export function decodeMessage(bytes: Uint8Array): ValidMessage {
+  return deserialize(gunzipSync(bytes)) as ValidMessage;
+}
+
+/** The body in parts of at most `size` bytes (one part, possibly empty, at least). */
+export function splitBody(body: Uint8Array, size = PART_BYTES): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  for (let offset = 0; offset < body.length || parts.length === 0; offset += size) parts.push(body.subarray(offset, offset + size));
+  return parts;
+}

@@ -1,0 +1,334 @@
+/**
+ * Scheduled messages in the table (CONTRACT section 13): one head item per schedule
+ * (`SCHED#<id>` / `SCHED`) with its state, and the message itself (message-codec.ts) inline when
+ * it fits an item, else in `PART#nnnn` items of the same partition, written before the head so a
+ * head never names parts that are not there. One Query reads a schedule whole.
+ *
+ * Why the table and not S3 for large bodies: the schedule's state and body then live and die
+ * together (one TTL, one IAM partition, no bucket policy, lifecycle rule or orphaned object), and
+ * the local stack keeps them in dynalite exactly as AWS keeps them in DynamoDB, so the same code is
+ * tested. The price is DynamoDB's per-KB write cost on large bodies (docs/scheduled-send.md).
+ *
+ * A schedule moves through these states, each move a conditional write:
+ *
+ *   Scheduled ──claim──> Claimed ──inFlight──> InFlight ──finish──> Sent | Expired | Failed
+ *       ^  │                │  └──finish──> Expired | Failed          │
+ *       │  └─cancel─> Cancelled                                       │
+ *       └──────────── retry (throttled: wait for the budget) <────────┘ (unless handed to SES)
+ *
+ * `Claimed` carries a lease: a firing that died before handing the message to SES is taken over
+ * once the lease lapses. `InFlight` means it was (or was being) handed to SES: a firing that died
+ * then is never sent again; it ends `Failed: OutcomeUnknown`, as an idempotent request does.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { StorageUnavailableProblem } from '../http/problems';
+import type { FailureCode } from '../mail/ports';
+import { batchGetAll } from '../store/batch-get';
+import { unlessConditionFails } from '../store/conditions';
+import { SCHEDULE_PARTITION, itemKey, schedulePartition } from '../store/table';
+import type { ValidMessage } from '../../send/validation';
+import { decodeMessage, encodeMessage, splitBody } from './message-codec';
+
+export const SCHEDULE_STATES = ['Scheduled', 'Claimed', 'InFlight', 'Sent', 'Expired', 'Failed', 'Cancelled'] as const;
+export type ScheduleState = (typeof SCHEDULE_STATES)[number];
+/** States a schedule never leaves. */
+export const FINAL_STATES: ReadonlySet<ScheduleState> = new Set(['Sent', 'Expired', 'Failed', 'Cancelled']);
+
+export interface ScheduleError {
+  readonly Code: FailureCode;
+  readonly Message: string;
+  readonly Retryable: boolean;
+}
+
+export interface ScheduleHead {
+  readonly scheduleId: string;
+  readonly organizationId: string;
+  /** The user who scheduled it: still a member of the Organization when it is sent, or it is not. */
+  readonly userId: string;
+  readonly state: ScheduleState;
+  /** Epoch ms of `SendAt`. */
+  readonly sendAt: number;
+  /** Epoch ms of the next attempt: `sendAt`, later when throttling made it wait. */
+  readonly dueAt: number;
+  readonly attempts: number;
+  readonly claimId?: string;
+  /** Epoch ms until which a claim holds. */
+  readonly leaseUntil?: number;
+  /** The SES message id, once sent. */
+  readonly messageId?: string;
+  readonly error?: ScheduleError;
+  /** ISO time of the last change. */
+  readonly updatedAt: string;
+}
+
+export interface NewSchedule {
+  readonly scheduleId: string;
+  readonly organizationId: string;
+  readonly userId: string;
+  readonly sendAt: number;
+  readonly message: ValidMessage;
+  /** Epoch seconds: DynamoDB TTL removes the schedule, its parts and its outcome after this. */
+  readonly expiresAt: number;
+  readonly now: number;
+}
+
+export type Finish =
+  | { readonly state: 'Sent'; readonly messageId: string }
+  | { readonly state: 'Expired' }
+  | { readonly state: 'Failed'; readonly error: ScheduleError };
+
+export interface ScheduleStore {
+  /** Writes the schedule; 'exists' when a schedule with its id is already there (a retried request). */
+  create(schedule: NewSchedule): Promise<'created' | 'exists'>;
+  /** Removes a schedule that could not be armed (its timer failed), parts and all. */
+  remove(scheduleId: string): Promise<void>;
+  /** The head and, unless it is final, the message, read consistently; undefined when there is no such schedule. */
+  load(scheduleId: string): Promise<{ readonly head: ScheduleHead; readonly message: ValidMessage | undefined } | undefined>;
+  /** Heads only (no body), by id; ids without a schedule are absent. */
+  heads(scheduleIds: readonly string[]): Promise<Map<string, ScheduleHead>>;
+  /** Scheduled (or Claimed with a lapsed lease) → Claimed under `claimId`; false when it was not. */
+  claim(scheduleId: string, claimId: string, leaseUntil: number, now: number): Promise<boolean>;
+  /** Claimed → InFlight, just before the message is handed to SES; throws when the claim was lost. */
+  inFlight(scheduleId: string, claimId: string, now: number): Promise<void>;
+  finish(scheduleId: string, claimId: string | undefined, outcome: Finish, now: number): Promise<boolean>;
+  /** Claimed/InFlight (not handed to SES after all) → Scheduled again, due at `dueAt`. */
+  retry(scheduleId: string, claimId: string, dueAt: number, now: number): Promise<boolean>;
+  /** Scheduled → Cancelled, for the schedule's own Organization only. */
+  cancel(scheduleId: string, organizationId: string, now: number): Promise<boolean>;
+  /** Every schedule not yet final, with when it is due (the local stack re-arms them on start). */
+  pending(): Promise<{ readonly scheduleId: string; readonly dueAt: number }[]>;
+}
+
+/** A schedule is not as this firing expected: its claim was taken over, or its body is incomplete. */
+export class ScheduleStateError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ScheduleStateError';
+  }
+}
+
+type Item = Record<string, unknown>;
+const HEAD_FIELDS = ['pk', 'organizationId', 'userId', '#state', 'sendAt', 'dueAt', 'attempts', 'claimId', 'leaseUntil', 'messageId', '#error', 'updatedAt'];
+const NAMES = { '#state': 'state', '#error': 'error' };
+/** BatchWriteItem takes at most 25 items. */
+const BATCH_WRITE = 25;
+
+function toHead(item: Item): ScheduleHead | undefined {
+  if (!(SCHEDULE_STATES as readonly unknown[]).includes(item.state) || typeof item.pk !== 'string') return undefined;
+  return {
+    scheduleId: item.pk.slice(SCHEDULE_PARTITION.length),
+    organizationId: String(item.organizationId),
+    userId: String(item.userId),
+    state: item.state as ScheduleState,
+    sendAt: Number(item.sendAt),
+    dueAt: Number(item.dueAt),
+    attempts: Number(item.attempts ?? 0),
+    ...(typeof item.claimId === 'string' && { claimId: item.claimId }),
+    ...(typeof item.leaseUntil === 'number' && { leaseUntil: item.leaseUntil }),
+    ...(typeof item.messageId === 'string' && { messageId: item.messageId }),
+    ...(typeof item.error === 'object' && item.error !== null && { error: item.error as ScheduleError }),
+    updatedAt: String(item.updatedAt),
+  };
+}
+
+export class DynamoDbScheduleStore implements ScheduleStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async create(schedule: NewSchedule): Promise<'created' | 'exists'> {
+    const { scheduleId, expiresAt } = schedule;
+    const parts = splitBody(encodeMessage(schedule.message));
+    if (parts.length > 1) {
+      const items = parts.map((data, i) => ({ PutRequest: { Item: { ...itemKey.schedulePart(scheduleId, i), data, expiresAt } } }));
+      for (let i = 0; i < items.length; i += BATCH_WRITE) await this.writeAll(items.slice(i, i + BATCH_WRITE));
+    }
+    const head = {
+      ...itemKey.schedule(scheduleId),
+      organizationId: schedule.organizationId,
+      userId: schedule.userId,
+      state: 'Scheduled',
+      sendAt: schedule.sendAt,
+      dueAt: schedule.sendAt,
+      attempts: 0,
+      parts: parts.length,
+      ...(parts.length === 1 && { body: parts[0] }),
+      updatedAt: new Date(schedule.now).toISOString(),
+      expiresAt,
+    };
+    const created = await unlessConditionFails(() =>
+      this.client.send(new PutCommand({ TableName: this.tableName, Item: head, ConditionExpression: 'attribute_not_exists(pk)' })),
+    );
+    return created ? 'created' : 'exists';
+  }
+
+  private async writeAll(requests: Item[]): Promise<void> {
+    let pending = requests;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 3) throw new StorageUnavailableProblem();
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** attempt));
+      const result = await this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
+      pending = (result.UnprocessedItems?.[this.tableName] ?? []) as Item[];
+    }
+  }
+
+  async remove(scheduleId: string): Promise<void> {
+    const items = await this.partition(scheduleId, 'pk, sk');
+    for (let i = 0; i < items.length; i += BATCH_WRITE) {
+      await this.writeAll(items.slice(i, i + BATCH_WRITE).map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })));
+    }
+  }
+
+  async load(scheduleId: string): Promise<{ head: ScheduleHead; message: ValidMessage | undefined } | undefined> {
+    const items = await this.partition(scheduleId);
+    const headItem = items.find((item) => item.sk === 'SCHED');
+    const head = headItem && toHead(headItem);
+    if (!headItem || !head) return undefined;
+    if (FINAL_STATES.has(head.state)) return { head, message: undefined };
+    const parts = Number(headItem.parts ?? 1);
+    const chunks = parts === 1 ? [headItem.body as Uint8Array] : items.filter((item) => String(item.sk).startsWith('PART#')).map((item) => item.data as Uint8Array);
+    if (chunks.length !== parts || chunks.some((chunk) => !(chunk instanceof Uint8Array))) throw new ScheduleStateError(`scheduled message ${scheduleId} is missing parts of its body`);
+    return { head, message: decodeMessage(Buffer.concat(chunks)) };
+  }
+
+  /** Every item of the schedule's partition, in key order (the head sorts after its parts). */
+  private async partition(scheduleId: string, projection?: string): Promise<Item[]> {
+    const items: Item[] = [];
+    let start: Item | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': schedulePartition(scheduleId) },
+          ConsistentRead: true,
+          ...(projection && { ProjectionExpression: projection }),
+          ...(start && { ExclusiveStartKey: start }),
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return items;
+  }
+
+  async heads(scheduleIds: readonly string[]): Promise<Map<string, ScheduleHead>> {
+    const unique = [...new Set(scheduleIds.map((id) => id.toLowerCase()))];
+    const found = new Map<string, ScheduleHead>();
+    if (unique.length === 0) return found;
+    const items = await batchGetAll(this.client, this.tableName, unique.map(itemKey.schedule), { projection: HEAD_FIELDS.join(', '), names: NAMES });
+    for (const item of items) {
+      const head = toHead(item);
+      if (head) found.set(head.scheduleId, head);
+    }
+    return found;
+  }
+
+  private update(scheduleId: string, set: string, condition: string, values: Item, remove?: string): Promise<boolean> {
+    return unlessConditionFails(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: itemKey.schedule(scheduleId),
+          UpdateExpression: `SET ${set}${remove ? ` REMOVE ${remove}` : ''}`,
+          ConditionExpression: `attribute_exists(pk) AND ${condition}`,
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: values,
+        }),
+      ),
+    );
+  }
+
+  claim(scheduleId: string, claimId: string, leaseUntil: number, now: number): Promise<boolean> {
+    return this.update(
+      scheduleId,
+      '#state = :claimed, claimId = :claim, leaseUntil = :lease, attempts = attempts + :one, updatedAt = :at',
+      '(#state = :scheduled OR (#state = :claimed AND leaseUntil < :now))',
+      { ':claimed': 'Claimed', ':scheduled': 'Scheduled', ':claim': claimId, ':lease': leaseUntil, ':now': now, ':one': 1, ':at': new Date(now).toISOString() },
+    );
+  }
+
+  async inFlight(scheduleId: string, claimId: string, now: number): Promise<void> {
+    const moved = await this.update(scheduleId, '#state = :inFlight, updatedAt = :at', '#state = :claimed AND claimId = :claim', {
+      ':inFlight': 'InFlight',
+      ':claimed': 'Claimed',
+      ':claim': claimId,
+      ':at': new Date(now).toISOString(),
+    });
+    if (!moved) throw new ScheduleStateError(`the claim on scheduled message ${scheduleId} was lost before sending`);
+  }
+
+  finish(scheduleId: string, claimId: string | undefined, outcome: Finish, now: number): Promise<boolean> {
+    const values: Item = { ':final': outcome.state, ':at': new Date(now).toISOString(), ':inFlight': 'InFlight' };
+    const sets = ['#state = :final', 'updatedAt = :at'];
+    if (outcome.state === 'Sent') {
+      sets.push('messageId = :messageId');
+      values[':messageId'] = outcome.messageId;
+    }
+    if (outcome.state === 'Failed') {
+      sets.push('#error = :error');
+      values[':error'] = outcome.error;
+    }
+    // Without a claim: ending an InFlight whose firing died (its lease lapsed).
+    const condition = claimId === undefined ? '#state = :inFlight AND leaseUntil < :now' : '(#state = :claimed OR #state = :inFlight) AND claimId = :claim';
+    if (claimId === undefined) values[':now'] = now;
+    else Object.assign(values, { ':claim': claimId, ':claimed': 'Claimed' });
+    return unlessConditionFails(() =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: itemKey.schedule(scheduleId),
+          // The body is no longer needed once the schedule is final; parts go with the TTL.
+          UpdateExpression: `SET ${sets.join(', ')} REMOVE body, leaseUntil`,
+          ConditionExpression: `attribute_exists(pk) AND ${condition}`,
+          ExpressionAttributeNames: { '#state': 'state', ...(outcome.state === 'Failed' && { '#error': 'error' }) },
+          ExpressionAttributeValues: values,
+        }),
+      ),
+    );
+  }
+
+  retry(scheduleId: string, claimId: string, dueAt: number, now: number): Promise<boolean> {
+    return this.update(
+      scheduleId,
+      '#state = :scheduled, dueAt = :due, updatedAt = :at',
+      '(#state = :claimed OR #state = :inFlight) AND claimId = :claim',
+      { ':scheduled': 'Scheduled', ':claimed': 'Claimed', ':inFlight': 'InFlight', ':claim': claimId, ':due': dueAt, ':at': new Date(now).toISOString() },
+      'claimId, leaseUntil',
+    );
+  }
+
+  cancel(scheduleId: string, organizationId: string, now: number): Promise<boolean> {
+    return this.update(scheduleId, '#state = :cancelled, updatedAt = :at', '#state = :scheduled AND organizationId = :org', {
+      ':cancelled': 'Cancelled',
+      ':scheduled': 'Scheduled',
+      ':org': organizationId.toLowerCase(),
+      ':at': new Date(now).toISOString(),
+    });
+  }
+
+  async pending(): Promise<{ scheduleId: string; dueAt: number }[]> {
+    const found: { scheduleId: string; dueAt: number }[] = [];
+    let start: Item | undefined;
+    do {
+      const page = await this.client.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          FilterExpression: 'begins_with(pk, :prefix) AND sk = :head AND #state IN (:scheduled, :claimed, :inFlight)',
+          ProjectionExpression: 'pk, dueAt, leaseUntil, #state',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':prefix': SCHEDULE_PARTITION, ':head': 'SCHED', ':scheduled': 'Scheduled', ':claimed': 'Claimed', ':inFlight': 'InFlight' },
+          ...(start && { ExclusiveStartKey: start }),
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const dueAt = item.state === 'Scheduled' ? Number(item.dueAt) : Number(item.leaseUntil ?? 0);
+        found.push({ scheduleId: String(item.pk).slice(SCHEDULE_PARTITION.length), dueAt });
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return found;
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * A scheduled message as the status endpoint tells it (CONTRACT section 13): `Scheduled` while it
+ * waits (or is being sent), `Cancelled`, `Expired` or `Failed` (with the error) if it was not
+ * sent, and once sent its SES message's own states with the `MessageId`.
+ */
+import type { StoredMessage } from '../shared/store/dynamodb-delivery-store';
+import { formatSendAt } from '../shared/schedules/notices';
+import type { ScheduleHead } from '../shared/schedules/schedule-store';
+
+type View = (message: StoredMessage) => { Status: string; Recipients: unknown[]; Tags: Readonly<Record<string, string>> };
+
+export function scheduleView(asked: string, head: ScheduleHead, delivery: StoredMessage | undefined, view: View) {
+  // Tags come with the SES message's events, once it is sent; until then there are none to tell.
+  const base = { ScheduleId: asked, SendAt: formatSendAt(head.sendAt), Tags: {} };
+  switch (head.state) {
+    case 'Sent':
+      // SES's first event usually arrives within seconds; until then the message is `Sent`.
+      return { ...base, MessageId: head.messageId, ...(delivery ? view(delivery) : { Status: 'Sent', Recipients: [] }) };
+    case 'Failed':
+      return { ...base, Status: 'Failed', Recipients: [], ...(head.error && { Error: head.error }) };
+    case 'Expired':
+    case 'Cancelled':
+      return { ...base, Status: head.state, Recipients: [] };
+    default:
+      return { ...base, Status: 'Scheduled', Recipients: [] };
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * Scheduled messages against dynalite and the SES emulator, with the real schedule store and the
+ * send handler (CONTRACT section 13): what the local-stack suite cannot make happen on demand.
+ * A quota failure at its time makes the message wait and re-arms its timer, then it is sent; a
+ * firing that died after handing the message to SES is never sent twice; an expiry passed
+ * meanwhile makes it Expired; a body larger than a DynamoDB item is stored in parts and sent
+ * whole; a timer that cannot be armed leaves nothing scheduled; an Idempotency-Key retry gets the
+ * same ScheduleId.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { FireDependencies } from '../../functions/scheduled/fire';
+import { fireSchedule } from '../../functions/scheduled/fire';
+import type { Mailer } from '../../functions/shared/mail/ports';
+import { SendFailure } from '../../functions/shared/mail/ports';
+import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
+import { PART_BYTES } from '../../functions/shared/schedules/message-codec';
+import type { ScheduleTimer } from '../../functions/shared/schedules/timer';
+import { schedulePartition } from '../../functions/shared/store/table';
+import type { Harness, Tenant } from '../support/harness';
+import { authorised, message, sendBody, startHarness } from '../support/harness';
+
+let harness: Harness;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  harness = await startHarness();
+  tenant = await harness.tenant();
+});
+afterAll(async () => harness?.stop());
+
+const silent = new Logger({ serviceName: 'scheduled-fire-test', logLevel: 'SILENT' });
+
+/** A timer that only records what it was asked to arm. */
+function recordingTimer(): ScheduleTimer & { armed: { scheduleId: string; at: number; attempt: number | undefined }[] } {
+  const armed: { scheduleId: string; at: number; attempt: number | undefined }[] = [];
+  return { armed, arm: async (scheduleId, at, attempt) => void armed.push({ scheduleId, at, attempt }), disarm: async () => undefined };
+}
+
+function sendAtIn(ms: number): string {
+  return new Date(Math.ceil((Date.now() + ms) / 1_000) * 1_000).toISOString().slice(0, 19).replace('T', ' ');
+}
+
+async function scheduleThroughHandler(timer: ScheduleTimer, messages: unknown[], headers: Record<string, string> = {}) {
+  const result = await harness.invoke({ headers: authorised(tenant, headers), body: sendBody(tenant, messages) }, { scheduling: { ...harness.deps.scheduling, timer } });
+  return result;
+}
+
+function fireDeps(timer: ScheduleTimer, overrides: { mailer?: Mailer; now?: () => number } = {}): FireDependencies {
+  return {
+    send: { ...harness.deps, ...(overrides.mailer && { mailer: overrides.mailer }) },
+    schedules: harness.deps.scheduling.schedules,
+    timer,
+    notices: undefined,
+    logger: silent,
+    now: overrides.now ?? Date.now,
+  };
+}
+
+describe('fireSchedule', () => {
+  it('makes a message that hits the quota wait, re-arms its timer, and sends it once the wait is over', async () => {
+    const timer = recordingTimer();
+    const subject = `quota ${randomUUID()}`;
+    const scheduled = await scheduleThroughHandler(timer, [message({ Subject: subject, SendAt: sendAtIn(1_000) })]);
+    expect(scheduled.statusCode).toBe(200);
+    const scheduleId = scheduled.body.Messages[0].ScheduleId as string;
+    expect(timer.armed).toEqual([{ scheduleId, at: expect.any(Number), attempt: undefined }]);
+
+    let calls = 0;
+    const quotaOnce: Mailer = {
+      send: (email, signal) => (++calls === 1 ? Promise.reject(new SendFailure('QuotaExceeded')) : harness.deps.mailer.send(email, signal)),
+    };
+    // Its time has come (SendAt is within two seconds).
+    const due = () => Date.now() + 2_000;
+    const first = await fireSchedule(scheduleId, Date.now() + 10_000, fireDeps(timer, { mailer: quotaOnce, now: due }));
+    expect(first).toEqual({ kind: 'waiting', until: expect.any(Number) });
+    const [head] = [...(await harness.deps.scheduling.schedules.heads([scheduleId])).values()];
+    expect(head).toMatchObject({ state: 'Scheduled', attempts: 1 });
+    expect(timer.armed.at(-1)).toEqual({ scheduleId, at: head!.dueAt, attempt: 1 });
+    expect((await harness.sentEmails()).filter((e) => e.subject === subject)).toHaveLength(0);
+
+    // Woken before the wait is over (the clock as it is, before SendAt and the backoff): it only arms its timer again.
+    expect(head!.dueAt).toBeGreaterThan(Date.now() + 1_000);
+    expect(await fireSchedule(scheduleId, Date.now() + 10_000, fireDeps(timer, { mailer: quotaOnce }))).toEqual({ kind: 'waiting', until: head!.dueAt });
+    expect(calls).toBe(1);
+    const late = () => head!.dueAt + 1;
+    expect(await fireSchedule(scheduleId, late() + 10_000, fireDeps(timer, { mailer: quotaOnce, now: late }))).toEqual({ kind: 'done', state: 'Sent' });
+    expect((await harness.sentEmails()).filter((e) => e.subject === subject)).toHaveLength(1);
+    // A late duplicate wake-up sends nothing again.
+    expect(await fireSchedule(scheduleId, Date.now() + 10_000, fireDeps(timer))).toEqual({ kind: 'done', state: 'Sent' });
+    expect((await harness.sentEmails()).filter((e) => e.subject === subject)).toHaveLength(1);
+  });
+
+  it('never sends twice a message whose firing died after handing it to SES: Failed, OutcomeUnknown', async () => {
+    const timer = recordingTimer();
+    const subject = `crash ${randomUUID()}`;
+    const scheduled = await scheduleThroughHandler(timer, [message({ Subject: subject, SendAt: sendAtIn(1_000) })]);
+    const scheduleId = scheduled.body.Messages[0].ScheduleId as string;
+    const store = harness.deps.scheduling.schedules;
+    const claim = randomUUID();
+    expect(await store.claim(scheduleId, claim, Date.now() - 1, Date.now())).toBe(true);
+    await store.inFlight(scheduleId, claim, Date.now());
+    expect(await fireSchedule(scheduleId, Date.now() + 10_000, fireDeps(timer))).toEqual({ kind: 'done', state: 'Failed' });
+    expect((await store.heads([scheduleId])).get(scheduleId)).toMatchObject({ state: 'Failed', error: { Code: 'OutcomeUnknown', Retryable: false } });
+    expect((await harness.sentEmails()).filter((e) => e.subject === subject)).toHaveLength(0);
+  });
+
+  it('reports Expired when the message\'s ExpirationDateTime passed before its turn', async () => {
+    const timer = recordingTimer();
+    const subject = `expired ${randomUUID()}`;
+    const scheduled = await scheduleThroughHandler(timer, [message({ Subject: subject, SendAt: sendAtIn(1_000), ExpirationDateTime: sendAtIn(2_000) })]);
+    const scheduleId = scheduled.body.Messages[0].ScheduleId as string;
+    await new Promise((resolve) => setTimeout(resolve, 3_100));
+    expect(await fireSchedule(scheduleId, Date.now() + 10_000, fireDeps(timer))).toEqual({ kind: 'done', state: 'Expired' });
+    expect((await harness.sentEmails()).filter((e) => e.subject === subject)).toHaveLength(0);
+  });
+});
+
+describe('scheduling', () => {
+  it('stores a body larger than an item in parts, and sends it whole', async () => {
+    const timer = recordingTimer();
+    const subject = `large ${randomUUID()}`;
+    // Random text does not compress away: the stored body stays well over one part.
+    const html = `<p>${randomBytes(1_000_000).toString('base64')}</p>`;
+    const scheduled = await scheduleThroughHandler(timer, [message({ Subject: subject, HtmlContent: html, SendAt: sendAtIn(1_000) })]);
+    const scheduleId = scheduled.body.Messages[0].ScheduleId as string;
+    const documents = createDynamoDbClient(harness.config);
+    try {
+      const { Items } = await documents.send(new QueryCommand({ TableName: harness.config.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': schedulePartition(scheduleId) } }));
+      const parts = (Items ?? []).filter((item) => String(item.sk).startsWith('PART#'));
+      expect(parts.length).toBeGreaterThan(1);
+      for (const part of parts) expect((part.data as Uint8Array).length).toBeLessThanOrEqual(PART_BYTES);
+    } finally {
+      documents.destroy();
+    }
+    expect(await fireSchedule(scheduleId, Date.now() + 20_000, fireDeps(timer, { now: () => Date.now() + 2_000 }))).toEqual({ kind: 'done', state: 'Sent' });
+    const [email] = (await harness.sentEmails()).filter((e) => e.subject === subject);
+    expect(email!.body.html).toBe(html);
+  });
+
+  it('leaves nothing scheduled when the timer cannot be armed: Failed, ScheduleUnavailable', async () => {
+    const before = (await harness.deps.scheduling.schedules.pending()).length;
+    const broken: ScheduleTimer = { arm: () => Promise.reject(new Error('scheduler down')), disarm: async () => undefined };
+    const result = await scheduleThroughHandler(broken, [message({ SendAt: sendAtIn(60_000) })]);
+    expect(result.statusCode).toBe(502);
+    expect(result.body.Messages[0]).toEqual({ Index: 0, Status: 'Failed', Error: { Code: 'ScheduleUnavailable', Message: expect.any(String), Retryable: true } });
+    expect((await harness.deps.scheduling.schedules.pending()).length).toBe(before);
+  });
+
+  it('gives a retry with the same Idempotency-Key the same ScheduleId, and schedules once', async () => {
+    const timer = recordingTimer();
+    const body = [message({ SendAt: sendAtIn(60_000) }), message()];
+    const headers = { 'idempotency-key': randomUUID() };
+    const first = await scheduleThroughHandler(timer, body, headers);
+    const again = await scheduleThroughHandler(timer, body, headers);
+    expect(first.body.Messages.map((m: any) => m.Status)).toEqual(['Scheduled', 'Sent']);
+    expect(again.headers['Idempotent-Replayed']).toBe('true');
+    expect(again.body.Messages[0].ScheduleId).toBe(first.body.Messages[0].ScheduleId);
+    expect(timer.armed).toHaveLength(1);
+  });
+});
