@@ -69,6 +69,7 @@ const COMMON_ACKNOWLEDGEMENTS = [
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*] @ EmailSendApi/SendFunctionRole',
   // SES tenants (on by default): the Organizations' tenants, named org-<id> by the admin CLI.
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*] @ EmailSendApi/TenantAdministrationPolicy',
+  'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:tenant/org-*] @ EmailSendApi/ScheduledSendFunctionRole',
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:tenant/org-*] @ EmailSendApi/SendFunctionRole',
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:tenant/org-*] @ EmailSendApi/TenantAdministrationPolicy',
 ];

@@ -142,7 +142,7 @@ describe('IAM of the functions (exact statements)', () => {
     expect(statements.find((s) => JSON.stringify(s.Action).includes('sqs:ReceiveMessage'))).toMatchObject({ Resource: arnOf('ScheduleQueue') });
     const label = (s: Json) => s.Sid ?? (JSON.stringify(s.Action).includes('xray:') ? 'x-ray' : 'consume');
     expect(statements.map(label).sort()).toEqual(
-      ['WriteOwnLogs', 'ReadAccessRecords', 'SendRateBudget', 'ReadSendQuota', 'SendEmail', 'FireSchedules', 'CreateSchedules', 'PassSchedulerRole', 'QueueShortWaits', 'ReadWebhooks', 'QueueWebhooks', 'x-ray', 'consume'].sort(),
+      ['WriteOwnLogs', 'ReadAccessRecords', 'SendRateBudget', 'ReadSendQuota', 'SendEmail', 'PauseOrganization', 'FireSchedules', 'CreateSchedules', 'PassSchedulerRole', 'QueueShortWaits', 'ReadWebhooks', 'QueueWebhooks', 'x-ray', 'consume'].sort(),
     );
   });
 
@@ -150,6 +150,17 @@ describe('IAM of the functions (exact statements)', () => {
     const statements = policyOf('CancelFunctionRole').filter((s) => s.Sid !== 'WriteOwnLogs' && s.Sid !== undefined);
     expect(statements).toEqual([
       { Sid: 'ReadAccessAndSchedules', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table(), Condition: partitions('KEY#*', 'ORG#*', 'SCHED#*') },
+      {
+        Sid: 'ReadKeyHolders',
+        Effect: 'Allow',
+        Action: 'dynamodb:BatchGetItem',
+        Resource: table(),
+        Condition: {
+          ...partitions('USER#*'),
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'keyHash'] },
+          StringEqualsIfExists: { 'dynamodb:Select': ['SPECIFIC_ATTRIBUTES'], 'dynamodb:ReturnValues': ['NONE'] },
+        },
+      },
       { Sid: 'CancelSchedules', Effect: 'Allow', Action: 'dynamodb:UpdateItem', Resource: table(), Condition: partitions('SCHED#*') },
       { Sid: 'DeleteSchedules', Effect: 'Allow', Action: 'scheduler:DeleteSchedule', Resource: schedulesInGroup() },
       ...WEBHOOKS(),

@@ -352,7 +352,7 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
       asArray(alarm.Metrics as Json[]).flatMap((m) => ((m.MetricStat as Json | undefined)?.Metric ? [((m.MetricStat as Json).Metric as Json).MetricName] : []));
 
     it('watches the API 5xx rate, function errors and throttles, p99 latency, the SES reputation, the three dead-letter queues and paused Organizations; none notify by default', () => {
-      expect(alarms).toHaveLength(9);
+      expect(alarms).toHaveLength(10);
       for (const alarm of alarms) {
         expect(alarm.TreatMissingData).toBe('notBreaching');
         expect(alarm.AlarmActions).toBeUndefined();
@@ -459,7 +459,7 @@ describe('EmailSendApiStack context', () => {
     const topic = 'arn:aws:sns:eu-west-1:123456789012:email-send-api-alarms';
     const template = Template.fromStack(buildStack({ alarmTopicArn: topic }).stack);
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(9);
+    expect(alarms).toHaveLength(10);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([topic]);
       expect(alarm.Properties.OKActions).toEqual([topic]);

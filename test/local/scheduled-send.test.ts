@@ -72,7 +72,7 @@ describe('SendAt', () => {
     const when = inAbout(2_000);
     const scheduleId = await schedule(tenant, { SendAt: when.text, Subject: subject, To: ['success@simulator.amazonses.com'] });
     expect(await emailsWith(subject)).toHaveLength(0);
-    expect(await statusOf(tenant, scheduleId)).toEqual({ ScheduleId: scheduleId, SendAt: when.text, Status: 'Scheduled', Recipients: [] });
+    expect(await statusOf(tenant, scheduleId)).toEqual({ ScheduleId: scheduleId, SendAt: when.text, Status: 'Scheduled', Recipients: [], Tags: {} });
 
     const [email] = await until(async () => ((await emailsWith(subject)).length > 0 ? emailsWith(subject) : undefined), when.at - Date.now() + 2_000, 'the scheduled message');
     // Never early, and at most two seconds late (the emulator stores it as it is sent).
@@ -87,6 +87,7 @@ describe('SendAt', () => {
       MessageId: email!.messageId,
       Status: 'Delivered',
       Recipients: [{ Address: 'success@simulator.amazonses.com', Status: 'Delivered', At: expect.any(String), Detail: null }],
+      Tags: {},
     });
     // A ScheduleId among the MessageIds is answered too, and an SES message id as before.
     const both = await post(stack.statusUrl, tenant.apiKey, { OrganizationId: tenant.organizationId, MessageIds: [scheduleId, email!.messageId] });
@@ -152,9 +153,9 @@ describe('POST /v1.2/email/cancel', () => {
     });
     await new Promise((resolve) => setTimeout(resolve, when.at - Date.now() + 1_500));
     expect(await emailsWith(subject)).toHaveLength(0);
-    expect(await statusOf(tenant, scheduleId)).toEqual({ ScheduleId: scheduleId, SendAt: when.text, Status: 'Cancelled', Recipients: [] });
+    expect(await statusOf(tenant, scheduleId)).toEqual({ ScheduleId: scheduleId, SendAt: when.text, Status: 'Cancelled', Recipients: [], Tags: {} });
     // Another Organization learns nothing from the status endpoint either.
-    expect(await statusOf(other, scheduleId)).toEqual({ ScheduleId: scheduleId, Status: 'Unknown', Recipients: [] });
+    expect(await statusOf(other, scheduleId)).toEqual({ ScheduleId: scheduleId, Status: 'Unknown', Recipients: [], Tags: {} });
   });
 
   it('answers AlreadySent once the message has gone', async () => {
@@ -189,7 +190,7 @@ describe('at its time, the message is sent as a fresh send would be', () => {
       const status = await statusOf(victim, senderGone);
       return status.Status === 'Failed' ? status : undefined;
     }, when.at - Date.now() + 2_000, 'the sender refusal');
-    expect(failed).toEqual({ ScheduleId: senderGone, SendAt: when.text, Status: 'Failed', Recipients: [], Error: { Code: 'SenderForbidden', Message: expect.any(String), Retryable: false } });
+    expect(failed).toEqual({ ScheduleId: senderGone, SendAt: when.text, Status: 'Failed', Recipients: [], Tags: {}, Error: { Code: 'SenderForbidden', Message: expect.any(String), Retryable: false } });
     expect((await statusOf(victim, memberGone)).Status).toMatch(/^(Sent|Delivered)$/);
 
     const later = inAbout(2_000);
