@@ -11,20 +11,27 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { generateApiKey, hashApiKey, keyLastFour, maskApiKey } from '../domain/api-keys';
+import type { OrganizationLimits } from '../domain/org-limits';
+import { readLimits } from '../domain/org-limits';
 import { conditionally } from './conditions';
 import type { IssuedKey, KeySummary, User } from './records';
 import { RecordConflictError, RecordNotFoundError } from './records';
-import { itemKey } from './table';
+import { LIMITS_ATTRIBUTE, itemKey } from './table';
 
 export interface StoredUser extends User {
   readonly keyHash?: string;
   readonly keyLastFour?: string;
   readonly keyCreatedAt?: string;
+  /** The key sealed for its owner (functions/me/key-reveal.ts); absent when it was made with reveal off or before it. */
+  readonly sealedKey?: string;
   /** Organizations the user is a member of (kept beside the Organization's own member set). */
   readonly organizations: readonly string[];
 }
 
 type Item = Record<string, unknown>;
+
+/** Seals a new key for its user before it is stored (the settings API, with reveal on); see functions/me/key-reveal.ts. */
+export type SealKey = (key: string, userId: string) => Promise<string>;
 
 export class DynamoDbKeyStore {
   constructor(
@@ -50,8 +57,8 @@ export class DynamoDbKeyStore {
     });
   }
 
-  /** The user's Organizations with their names, sorted by name. */
-  async organizationsOf(user: StoredUser): Promise<{ readonly id: string; readonly name: string }[]> {
+  /** The user's Organizations with their names (and limits), sorted by name. */
+  async organizationsOf(user: StoredUser): Promise<{ readonly id: string; readonly name: string; readonly limits: OrganizationLimits }[]> {
     if (user.organizations.length === 0) return [];
     const { Responses } = await this.client.send(
       new BatchGetCommand({
@@ -60,22 +67,22 @@ export class DynamoDbKeyStore {
     );
     return (Responses?.[this.tableName] ?? [])
       .filter((item) => item.members instanceof Set && item.members.has(user.id))
-      .map((item) => ({ id: String(item.organizationId), name: String(item.name) }))
+      .map((item) => ({ id: String(item.organizationId), name: String(item.name), limits: readLimits(item[LIMITS_ATTRIBUTE]) }))
       .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
   }
 
   /** Creates the user's key; refuses when the user already has one (that is `rotate`). */
-  async generate(userId: string): Promise<IssuedKey> {
+  async generate(userId: string, seal?: SealKey): Promise<IssuedKey> {
     const user = await this.getUser(userId);
     if (user.keyHash) throw new RecordConflictError(`user ${user.id} already has a key; use "key rotate" to replace it`);
-    return this.writeKey(user.id, undefined);
+    return this.writeKey(user.id, undefined, seal);
   }
 
   /** Replaces the user's key atomically: the old one stops working as the new one starts. */
-  async rotate(userId: string): Promise<IssuedKey> {
+  async rotate(userId: string, seal?: SealKey): Promise<IssuedKey> {
     const user = await this.getUser(userId);
     if (!user.keyHash) throw new RecordNotFoundError(`user ${user.id} has no key; use "key generate" to create one`);
-    return this.writeKey(user.id, user.keyHash);
+    return this.writeKey(user.id, user.keyHash, seal);
   }
 
   /** The masked key and its creation time, or undefined when the user has none. */
@@ -89,20 +96,24 @@ export class DynamoDbKeyStore {
     if (!user.keyHash) throw new RecordNotFoundError(`user ${user.id} has no key`);
     // The key item goes first: from that moment the key no longer authenticates.
     await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: itemKey.apiKey(user.keyHash) }));
-    await this.conditionalKeyUpdate(user.id, user.keyHash, 'REMOVE keyHash, keyLastFour, keyCreatedAt');
+    await this.conditionalKeyUpdate(user.id, user.keyHash, 'REMOVE keyHash, keyLastFour, keyCreatedAt, sealedKey');
   }
 
-  private async writeKey(userId: string, oldHash: string | undefined): Promise<IssuedKey> {
+  private async writeKey(userId: string, oldHash: string | undefined, seal: SealKey | undefined): Promise<IssuedKey> {
     const key = generateApiKey();
     const keyHash = hashApiKey(key);
     const createdAt = this.now().toISOString();
+    // Sealed beside its hash, in the same conditional write; a key made without sealing leaves none of the old one's.
+    const sealed = seal ? await seal(key, userId) : undefined;
     // Old key out first (fail closed), then the conditional user update that commits the change
     // and loses cleanly to a concurrent generate/rotate, then the new key item that makes it work.
     if (oldHash) await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: itemKey.apiKey(oldHash) }));
-    await this.conditionalKeyUpdate(userId, oldHash, 'SET keyHash = :new, keyLastFour = :lastFour, keyCreatedAt = :createdAt', {
+    const keyFields = 'SET keyHash = :new, keyLastFour = :lastFour, keyCreatedAt = :createdAt';
+    await this.conditionalKeyUpdate(userId, oldHash, sealed ? `${keyFields}, sealedKey = :sealed` : `${keyFields} REMOVE sealedKey`, {
       ':new': keyHash,
       ':lastFour': keyLastFour(key),
       ':createdAt': createdAt,
+      ...(sealed && { ':sealed': sealed }),
     });
     await this.client.send(
       new PutCommand({
@@ -141,6 +152,7 @@ function toUser(id: string, item: Item): StoredUser {
       keyHash: item.keyHash,
       keyLastFour: String(item.keyLastFour),
       keyCreatedAt: String(item.keyCreatedAt),
+      ...(typeof item.sealedKey === 'string' && { sealedKey: item.sealedKey }),
     }),
   };
 }

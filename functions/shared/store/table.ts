@@ -5,7 +5,7 @@
  * | item                | pk                   | sk      | attributes                                      |
  * |---------------------|----------------------|---------|-------------------------------------------------|
  * | API key             | KEY#<sha256 of key>  | KEY     | userId, createdAt                               |
- * | user                | USER#<userId>        | USER    | email, keyHash?, keyLastFour?, keyCreatedAt?    |
+ * | user                | USER#<userId>        | USER    | email, keyHash?, keyLastFour?, keyCreatedAt?, sealedKey? |
  * | user e-mail (unique)| EMAIL#<lower email>  | EMAIL   | userId                                          |
  * | Organization        | ORG#<orgId>          | ORG     | name, members (string set), senders (string set), limits? |
  * | send-rate budget    | BUDGET#ses-send-rate | BUDGET  | tat (epoch ms), orgs (fair share), v, expiresAt |
@@ -13,6 +13,8 @@
  * | message status      | MSG#<SES message id> | MSG     | organizationId, expiresAt, r:<address> (state)  |
  * | suppressed address  | SUPP#<orgId>         | address | reason, at, messageId                           |
  * | webhook             | HOOK#<orgId>         | HOOK    | url, secret (sealed), createdAt                 |
+ * | activity            | ACT#<orgId>          | <sent at>#<msgId> | messageId, sentAt, from, recipients, subject, status, v, expiresAt |
+ * | activity, by address| ACTR#<orgId>#<address> | <sent at>#<msgId> | the same row, once per recipient          |
  */
 export const TABLE_SCHEMA = {
   partitionKey: 'pk',
@@ -29,6 +31,8 @@ const P = PARTITIONS;
 
 /** Partitions of the delivery lifecycle (events, status, suppression, webhooks), for the IAM of the functions that touch them. */
 export const DELIVERY_PARTITIONS = { message: 'MSG#', suppression: 'SUPP#', webhook: 'HOOK#' } as const;
+/** Partitions of the settings page's Activity list (store/dynamodb-activity-store.ts): written by the events function, read by the settings API. */
+export const ACTIVITY_PARTITIONS = { organization: 'ACT#', recipient: 'ACTR#' } as const;
 const D = DELIVERY_PARTITIONS;
 
 /** The Organization item's count of suppressed addresses (an upper bound: see dynamodb-suppression-store.ts). */
@@ -51,6 +55,13 @@ export const itemKey = {
   /** One suppressed address of an Organization (lower-case); the partition lists them all. */
   suppression: (organizationId: string, address: string) => ({ pk: suppressionPartition(organizationId), sk: address.toLowerCase() }),
   webhook: (organizationId: string) => ({ pk: `${D.webhook}${organizationId.toLowerCase()}`, sk: 'HOOK' }),
+  /** One message in its Organization's Activity list (sort key: send time, then message id). */
+  activity: (organizationId: string, sortKey: string) => ({ pk: `${ACTIVITY_PARTITIONS.organization}${organizationId.toLowerCase()}`, sk: sortKey }),
+  /** The same message in the list of one of its recipients (lower-case). */
+  recipientActivity: (organizationId: string, address: string, sortKey: string) => ({
+    pk: `${ACTIVITY_PARTITIONS.recipient}${organizationId.toLowerCase()}#${address.toLowerCase()}`,
+    sk: sortKey,
+  }),
 };
 
 export function suppressionPartition(organizationId: string): string {
