@@ -71,7 +71,7 @@ export class EmailSendApiStack extends Stack {
     this.stage = stage;
     addAlarms(this, api, send.fn, settings, this.lifecycle.alarms);
     const signIn = addSignIn(this, api, settings);
-    const settingsParts = addSettings(this, this.table, api, settings, signIn);
+    const settingsParts = addSettings(this, this.table, api, settings, signIn, this.lifecycle.webhookKey);
     this.settingsApiFunction = settingsParts.api.fn;
     this.settingsPageFunction = settingsParts.page.fn;
 
@@ -99,7 +99,7 @@ export class EmailSendApiStack extends Stack {
     }
     new CfnOutput(this, 'StatusUrl', { description: 'POST endpoint of the status API', value: `${stage.url}${API_ROUTES.status.path.slice(1)}` });
     new CfnOutput(this, 'WebhookKeyArn', {
-      description: 'KMS key sealing webhook secrets; pass it to "admin webhook set" as --kms-key',
+      description: 'KMS key sealing webhook secrets (and, bound to their user, API keys); pass it to "admin webhook set" as --kms-key',
       value: this.lifecycle.webhookKey.keyArn,
     });
     new CfnOutput(this, 'TableName', { description: 'DynamoDB table; pass it to the admin CLI as --table', value: this.table.tableName });
