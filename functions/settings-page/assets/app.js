@@ -149,7 +149,9 @@ function renderOrganizations() {
   });
   $('organizations-rows').replaceChildren(...rows);
   const select = $('activity-organization');
+  const chosen = select.value;
   select.replaceChildren(select.options[0], ...organizations.map((organization) => new Option(organization.Name, organization.OrganizationId)));
+  select.value = organizations.some((organization) => organization.OrganizationId === chosen) ? chosen : '';
 }
 
 const organizationName = (id) => state.me.Organizations.find((organization) => organization.OrganizationId === id)?.Name ?? id;
@@ -189,6 +191,13 @@ async function loadActivity(more) {
   show('activity-table', any);
   show('activity-none', !any);
   show('activity-more', page.Cursor !== null);
+}
+
+/** Today's use moves as mail is sent: the Organizations are read again each time they are shown. */
+async function refreshOrganizations() {
+  const me = await api('GET', '/v1.2/me');
+  state.me = { ...state.me, Organizations: me.Organizations };
+  renderOrganizations();
 }
 
 async function loadSuppressions() {
@@ -246,7 +255,7 @@ function selectPanel(moveFocus) {
     say('');
     $(panel).focus();
   }
-  const load = { activity: () => loadActivity(false), suppressions: loadSuppressions }[panel];
+  const load = { organizations: refreshOrganizations, activity: () => loadActivity(false), suppressions: loadSuppressions }[panel];
   load?.().catch((error) => {
     if (!(error instanceof Stop)) say(`Something went wrong: ${error.message}`, true);
   });
