@@ -19,7 +19,9 @@ const OTHER = '1b9d6bcd-bbfd-4b2d-9b5d-ab8dfbbd4bed';
 const localKey = async () => Buffer.alloc(32, 7);
 const observe = { logger: createLogger(), metrics: createMetrics() };
 const kms = mockClient(KMSClient);
-afterEach(() => kms.reset());
+afterEach(() => {
+  kms.reset();
+});
 
 function userWith(key: string, sealedKey?: string): StoredUser {
   return { id: USER, email: 'ada@example.com', organizations: [], keyHash: hashApiKey(key), keyLastFour: keyLastFour(key), keyCreatedAt: '2026-11-23T10:00:00.000Z', ...(sealedKey && { sealedKey }) };
