@@ -190,7 +190,10 @@ async function loadActivity(more) {
   const any = $('activity-rows').children.length > 0;
   show('activity-table', any);
   show('activity-none', !any);
+  // The last page hides Load more: keep keyboard focus in the panel rather than losing it.
+  const focusWasOnMore = document.activeElement === $('activity-more');
   show('activity-more', page.Cursor !== null);
+  if (focusWasOnMore && page.Cursor === null) $('activity').focus();
 }
 
 /** Today's use moves as mail is sent: the Organizations are read again each time they are shown. */
