@@ -24,7 +24,7 @@ import type { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import { EmailSendingEvent, EventDestination } from 'aws-cdk-lib/aws-ses';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { EVENTBRIDGE_DETAIL_TYPES } from '../functions/shared/delivery/ses-event';
-import { DELIVERY_PARTITIONS as D, PAUSE_ATTRIBUTES, SEND_FUNCTION_PARTITIONS as P, SCHEDULE_PARTITION, SUPPRESSION_COUNT_ATTRIBUTE, TABLE_SCHEMA } from '../functions/shared/store/table';
+import { ACTIVITY_PARTITIONS, DELIVERY_PARTITIONS as D, PAUSE_ATTRIBUTES, SEND_FUNCTION_PARTITIONS as P, SCHEDULE_PARTITION, SUPPRESSION_COUNT_ATTRIBUTE, TABLE_SCHEMA } from '../functions/shared/store/table';
 import { MAX_ATTEMPTS } from '../functions/webhooks/deliver';
 import type { AlarmRow } from './alarms';
 import type { ServiceFunction } from './service-function';
@@ -133,6 +133,15 @@ export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSe
       new PolicyStatement({ sid: 'ReputationCounters', actions: ['dynamodb:UpdateItem'], resources: [table.tableArn], conditions: inPartitions(D.reputation) }),
       new PolicyStatement({ sid: 'ReadWebhooks', actions: ['dynamodb:GetItem'], resources: [table.tableArn], conditions: inPartitions(D.webhook) }),
       new PolicyStatement({ sid: 'QueueWebhooks', actions: ['sqs:SendMessage'], resources: [hooks.queue.queueArn] }),
+      // The settings page's Activity rows (functions/events/record-activity.ts): the message's
+      // recorded states read back, then its rows written.
+      new PolicyStatement({ sid: 'ActivityReadsStates', actions: ['dynamodb:BatchGetItem'], resources: [table.tableArn], conditions: inPartitions(D.message) }),
+      new PolicyStatement({
+        sid: 'ActivityRows',
+        actions: ['dynamodb:UpdateItem'],
+        resources: [table.tableArn],
+        conditions: inPartitions(ACTIVITY_PARTITIONS.organization, ACTIVITY_PARTITIONS.recipient),
+      }),
     ],
   });
   eventsFunction.fn.addEventSource(new SqsEventSource(events.queue, { batchSize: 10, reportBatchItemFailures: true }));
@@ -147,7 +156,13 @@ export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSe
     environment: { ...lifecycleEnvironment, WEBHOOK_QUEUE_URL: hooks.queue.queueUrl, WEBHOOK_KMS_KEY_ID: webhookKey.keyArn },
     statements: [
       new PolicyStatement({ sid: 'ReadWebhooks', actions: ['dynamodb:GetItem'], resources: [table.tableArn], conditions: inPartitions(D.webhook) }),
-      new PolicyStatement({ sid: 'OpenWebhookSecrets', actions: ['kms:Decrypt'], resources: [webhookKey.keyArn] }),
+      // Secrets bound to an Organization only: the same key seals API keys, bound to a user, which this role must not open.
+      new PolicyStatement({
+        sid: 'OpenWebhookSecrets',
+        actions: ['kms:Decrypt'],
+        resources: [webhookKey.keyArn],
+        conditions: { 'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['organizationId'] }, Null: { 'kms:EncryptionContext:organizationId': 'false' } },
+      }),
     ],
   });
   webhookFunction.fn.addEventSource(new SqsEventSource(hooks.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: WEBHOOK_MAX_CONCURRENCY }));

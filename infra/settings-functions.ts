@@ -1,7 +1,9 @@
 /**
  * The settings page's two functions and their routes: the settings API (`/v1.2/me…`, behind
- * API Gateway's JWT authorizer, reading and writing only users, their e-mail items, keys and
- * Organization names) and the page's files (public, with no AWS access at all).
+ * API Gateway's JWT authorizer, reading and writing only users, their e-mail items, keys,
+ * Organization names and limits, today's use, the Activity rows and the suppression lists, and
+ * sealing and opening API keys with the stack's KMS key under a `userId` encryption context
+ * only) and the page's files (public, with no AWS access at all).
  */
 import { Duration } from 'aws-cdk-lib';
 import type { Stack } from 'aws-cdk-lib';
@@ -12,10 +14,11 @@ import type { IHttpRouteAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { ME_ROUTES, SETTINGS_PAGE_ROUTES } from '../functions/shared/http/api-routes';
 import type { ApiRoute } from '../functions/shared/http/api-routes';
-import { DELIVERY_PARTITIONS, ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, TABLE_SCHEMA, USER_KEY_FIELDS } from '../functions/shared/store/table';
+import { ACTIVITY_PARTITIONS, DELIVERY_PARTITIONS, ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, SUPPRESSION_COUNT_ATTRIBUTE, TABLE_SCHEMA, USER_KEY_FIELDS } from '../functions/shared/store/table';
 import { ME_ENTRY, SETTINGS_PAGE_BUNDLING, SETTINGS_PAGE_ENTRY } from './send-bundle';
 import type { ServiceFunction } from './service-function';
 import { addServiceFunction, inPartitions, onlyAttributes } from './service-function';
@@ -36,11 +39,22 @@ function addRoutes(api: HttpApi, routes: readonly ApiRoute[], fn: IFunction, id:
   );
 }
 
-export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: StackSettings, signIn: SignIn): SettingsParts {
+/**
+ * KMS use bound to a user: the encryption context must name a `userId` and nothing else, so this
+ * role can seal and open API keys but not, say, a webhook secret (bound to an `organizationId`).
+ */
+export const USER_BOUND_CONTEXT = {
+  'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['userId'] },
+  Null: { 'kms:EncryptionContext:userId': 'false' },
+};
+
+/** `sealingKey`: the stack's KMS key, which seals API keys while reveal is on. */
+export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: StackSettings, signIn: SignIn, sealingKey: IKey): SettingsParts {
   const problemTypeBase = settings.serviceEnvironment.PROBLEM_TYPE_BASE!;
+  const reveal = settings.apiKeyReveal;
   const settingsApi = addServiceFunction(stack, 'SettingsApiFunction', settings, {
-    description: 'GET /v1.2/me, POST|DELETE /v1.2/me/api-key, POST /v1.2/me/api-key/rotate: the signed-in user\'s own key and Organizations',
-    roleDescription: 'Settings API: read users and Organization names, write the signed-in user\'s key, write its own logs',
+    description: 'GET /v1.2/me, GET|POST|DELETE /v1.2/me/api-key, POST /v1.2/me/api-key/rotate, GET /v1.2/me/messages, GET|DELETE /v1.2/me/suppressions',
+    roleDescription: 'Settings API: read users, Organizations, their use, Activity and suppressions; write the user\'s key; remove suppressions; seal/open keys; logs',
     entry: ME_ENTRY,
     statements: [
       new PolicyStatement({
@@ -67,7 +81,7 @@ export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: 
       }),
       new PolicyStatement({
         sid: 'ReadOrganizationNames',
-        // Names, members and pauses only: not senders, limits or anything else an Organization item holds.
+        // Names, members, pauses and limits only: not senders or anything else an Organization item holds.
         actions: ['dynamodb:BatchGetItem'],
         resources: [table.tableArn],
         conditions: { ...inPartitions(PARTITIONS.organization), ...onlyAttributes(ORGANIZATION_NAME_ATTRIBUTES) },
@@ -79,11 +93,58 @@ export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: 
         resources: [table.tableArn],
         conditions: inPartitions(DELIVERY_PARTITIONS.reputation),
       }),
+      new PolicyStatement({
+        sid: 'ReadTodaysUse',
+        // The daily quota's counters (store/dynamodb-daily-usage.ts), not the send-rate budget.
+        actions: ['dynamodb:GetItem'],
+        resources: [table.tableArn],
+        conditions: inPartitions(`${PARTITIONS.sendBudget}day#`),
+      }),
+      new PolicyStatement({
+        sid: 'ReadActivity',
+        actions: ['dynamodb:Query'],
+        resources: [table.tableArn],
+        conditions: inPartitions(ACTIVITY_PARTITIONS.organization, ACTIVITY_PARTITIONS.recipient),
+      }),
+      new PolicyStatement({
+        sid: 'SuppressionLists',
+        // List a member Organization's suppressed addresses, and take one off (as "suppression remove").
+        actions: ['dynamodb:Query', 'dynamodb:DeleteItem'],
+        resources: [table.tableArn],
+        conditions: inPartitions(DELIVERY_PARTITIONS.suppression),
+      }),
+      new PolicyStatement({
+        sid: 'SuppressionCount',
+        // Only the count on the Organization item: not its members, senders, name or limits.
+        actions: ['dynamodb:UpdateItem'],
+        resources: [table.tableArn],
+        conditions: {
+          ...inPartitions(PARTITIONS.organization),
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': [TABLE_SCHEMA.partitionKey, TABLE_SCHEMA.sortKey, SUPPRESSION_COUNT_ATTRIBUTE] },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+        },
+      }),
+      ...(reveal
+        ? [
+            new PolicyStatement({
+              sid: 'SealAndOpenOwnKeys',
+              actions: ['kms:Encrypt', 'kms:Decrypt'],
+              resources: [sealingKey.keyArn],
+              conditions: USER_BOUND_CONTEXT,
+            }),
+          ]
+        : []),
     ],
     serviceName: 'email-send-api-settings',
     memorySize: 512,
     timeout: Duration.seconds(10),
-    environment: { TABLE_NAME: table.tableName, OIDC_ISSUER: signIn.issuer, PROBLEM_TYPE_BASE: problemTypeBase },
+    environment: {
+      TABLE_NAME: table.tableName,
+      OIDC_ISSUER: signIn.issuer,
+      PROBLEM_TYPE_BASE: problemTypeBase,
+      API_KEY_REVEAL: String(reveal),
+      ...(reveal && { API_KEY_KMS_KEY_ID: sealingKey.keyArn }),
+    },
   });
   const page = addServiceFunction(stack, 'SettingsPageFunction', settings, {
     description: 'GET /settings: the settings page\'s files',
@@ -100,11 +161,13 @@ export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: 
       ...(signIn.logoutUrl && { OIDC_LOGOUT_URL: signIn.logoutUrl }),
       OIDC_CONNECT_ORIGINS: signIn.connectOrigins.join(' '),
       PROBLEM_TYPE_BASE: problemTypeBase,
+      API_KEY_REVEAL: String(reveal),
     },
   });
 
   // API Gateway checks signature (against the issuer's JWKS), issuer, audience and expiry before
-  // the function runs; an API key, or anything else, gets 401 there.
+  // the function runs; an API key, or anything else, gets 401 there. An ID token passes those
+  // checks (its audience is the client too): the function refuses it (functions/shared/auth/token-kind.ts).
   const authorizer = new HttpJwtAuthorizer('SettingsAuthorizer', signIn.issuer, { jwtAudience: [signIn.clientId], identitySource: ['$request.header.Authorization'] });
   return {
     api: settingsApi,

@@ -32,6 +32,9 @@ export const INFRA_DEFAULTS = {
   // X-Ray tracing of the function and its DynamoDB/SES calls. It costs per trace recorded (after
   // the free tier) and 10–20 ms of cold start to load the tracer; set false to turn both off.
   tracing: true,
+  // Keys kept sealed (KMS, bound to their user) so their owner can see them again on the settings
+  // page (CONTRACT section 3, item 2). false: nothing is sealed and the page shows a key once.
+  apiKeyReveal: true,
   // Sign-in for the settings page: empty means a Cognito user pool made by the stack, whose
   // managed-login domain prefix is derived from the stack id unless given here.
   cognitoDomainPrefix: '',
@@ -77,6 +80,8 @@ export interface StackSettings {
   readonly functionMemoryMb: number;
   /** Active X-Ray tracing (Powertools Tracer in the function). */
   readonly tracing: boolean;
+  /** Whether API keys are kept sealed so their owner can see them again (`API_KEY_REVEAL` of the settings functions). */
+  readonly apiKeyReveal: boolean;
   /** Retention of the function's logs and the API access logs. */
   readonly logRetention: RetentionDays;
   /** SNS topic that alarms notify (ALARM and OK); none when absent. */
@@ -117,6 +122,7 @@ export function readSettings(scope: Construct): StackSettings {
   // 128 MB steps are not required by Lambda, but 1 MB steps are; the upper bound is Lambda's.
   const functionMemoryMb = read.integer('functionMemoryMb', INFRA_DEFAULTS.functionMemoryMb, 128, 10_240);
   const tracing = read.boolean('tracing', INFRA_DEFAULTS.tracing);
+  const apiKeyReveal = read.boolean('apiKeyReveal', INFRA_DEFAULTS.apiKeyReveal);
 
   const retentionDays = read.integer('logRetentionDays', INFRA_DEFAULTS.logRetentionDays, 1, 3_653);
   if (!RETENTION_VALUES.has(retentionDays)) {
@@ -183,6 +189,7 @@ export function readSettings(scope: Construct): StackSettings {
     throttle: { rateLimit, burstLimit },
     functionMemoryMb,
     tracing,
+    apiKeyReveal,
     logRetention: retentionDays as RetentionDays,
     alarmTopicArn: alarmTopicArn || undefined,
     alarms: { serverErrorRatePercent, latencyP99Ms },

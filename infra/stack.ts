@@ -78,7 +78,7 @@ export class EmailSendApiStack extends Stack {
     const reputation = addReputation(this, this.configurationSet, settings, [SERVICE_NAME, EVENTS_SERVICE_NAME]);
     addAlarms(this, api, send.fn, settings, [...this.lifecycle.alarms, ...this.scheduledSend.alarms, reputation.alarm]);
     const signIn = addSignIn(this, api, settings);
-    const settingsParts = addSettings(this, this.table, api, settings, signIn);
+    const settingsParts = addSettings(this, this.table, api, settings, signIn, this.lifecycle.webhookKey);
     this.settingsApiFunction = settingsParts.api.fn;
     this.settingsPageFunction = settingsParts.page.fn;
 
@@ -108,7 +108,7 @@ export class EmailSendApiStack extends Stack {
     new CfnOutput(this, 'CancelUrl', { description: 'POST endpoint that cancels scheduled messages', value: `${stage.url}${API_ROUTES.cancel.path.slice(1)}` });
     new CfnOutput(this, 'ScheduleGroupName', { description: 'EventBridge Scheduler group holding the scheduled messages\' one-time schedules', value: this.scheduledSend.group.scheduleGroupName });
     new CfnOutput(this, 'WebhookKeyArn', {
-      description: 'KMS key sealing webhook secrets; pass it to "admin webhook set" as --kms-key',
+      description: 'KMS key sealing webhook secrets (and, bound to their user, API keys); pass it to "admin webhook set" as --kms-key',
       value: this.lifecycle.webhookKey.keyArn,
     });
     new CfnOutput(this, 'TableName', { description: 'DynamoDB table; pass it to the admin CLI as --table', value: this.table.tableName });

@@ -7,6 +7,7 @@ import { createDynamoDbClient } from '../shared/runtime/clients';
 import type { Config } from '../shared/runtime/config';
 import { createLogger, createMetrics } from '../shared/runtime/observability';
 import { createSqsClient } from '../shared/runtime/queue-clients';
+import { DynamoDbActivityStore } from '../shared/store/dynamodb-activity-store';
 import { DynamoDbDeliveryStore } from '../shared/store/dynamodb-delivery-store';
 import { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
 import { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
@@ -20,6 +21,7 @@ export function createEventsDependencies(config: Config, clients: ClientOptions 
   return {
     deliveries: new DynamoDbDeliveryStore(dynamoDb, config.tableName),
     suppressions: new DynamoDbSuppressionStore(dynamoDb, config.tableName),
+    activity: new DynamoDbActivityStore(dynamoDb, config.tableName),
     webhooks: new DynamoDbWebhookStore(dynamoDb, config.tableName),
     outbox: outbox ?? sqsOutbox(config, clients),
     retentionDays: config.statusRetentionDays,

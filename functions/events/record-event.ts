@@ -18,13 +18,15 @@ import type { ReputationThresholds } from '../shared/domain/reputation';
 import { judge } from '../shared/domain/reputation';
 import { pauseOrganization } from '../shared/reputation/pause-organization';
 import type { ReputationCounter } from '../shared/store/dynamodb-reputation-store';
+import type { ActivityDependencies } from './record-activity';
+import { recordActivity } from './record-activity';
 import type { DeliveryStore } from '../shared/store/dynamodb-delivery-store';
 import type { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
 import { webhookJob } from '../shared/webhooks/payload';
 import type { WebhookOutbox } from '../shared/webhooks/queue';
 import type { WebhookConfigs } from '../shared/webhooks/webhook-store';
 
-export interface EventsDependencies {
+export interface EventsDependencies extends ActivityDependencies {
   readonly deliveries: DeliveryStore;
   readonly suppressions: Pick<DynamoDbSuppressionStore, 'add'>;
   readonly webhooks: WebhookConfigs;
@@ -55,6 +57,8 @@ export async function recordEvent(body: string, deps: EventsDependencies): Promi
   }
   const expiresAt = Math.floor(deps.now() / 1_000) + deps.retentionDays * 24 * 60 * 60;
   const moved = await deps.deliveries.record(event, expiresAt);
+  // The settings page's Activity row follows the message's status (record-activity.ts).
+  if (moved.length > 0) await recordActivity(parsed, event, deps, expiresAt);
   if (event.suppress) {
     const { reason, addresses } = event.suppress;
     await deps.suppressions.add(event.organizationId, addresses.map((address) => ({ address, reason, at: event.at })));

@@ -11,6 +11,18 @@ export interface MeConfig extends StoreConfig {
   readonly oidcIssuer: string | undefined;
   /** Its userinfo endpoint, when discovery from the issuer should not be used. */
   readonly oidcUserinfoEndpoint: string | undefined;
+  /**
+   * Whether new keys are kept sealed so their owner can see them again (`API_KEY_REVEAL`, default
+   * on; CONTRACT section 3, item 2). Off: nothing is sealed, and the page shows a key once.
+   */
+  readonly apiKeyReveal: boolean;
+  /** The KMS key that seals API keys in AWS (`API_KEY_KMS_KEY_ID`); unset locally, where the local sealing key does. */
+  readonly apiKeyKmsKeyId: string | undefined;
+}
+
+/** `API_KEY_REVEAL`, for the settings page's own configuration too (the two must agree). */
+export function readKeyReveal(read: SettingsReader): boolean {
+  return read.boolean('API_KEY_REVEAL', true);
 }
 
 export function loadMeConfig(env: Readonly<Record<string, string | undefined>> = process.env): MeConfig {
@@ -19,6 +31,8 @@ export function loadMeConfig(env: Readonly<Record<string, string | undefined>> =
     ...readStoreConfig(read, env),
     oidcIssuer: read.endpoint('OIDC_ISSUER'),
     oidcUserinfoEndpoint: read.endpoint('OIDC_USERINFO_ENDPOINT'),
+    apiKeyReveal: readKeyReveal(read),
+    apiKeyKmsKeyId: read.text('API_KEY_KMS_KEY_ID'),
   };
   read.finish((message) => new ConfigError(`Invalid configuration: ${message}`));
   return config;

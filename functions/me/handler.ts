@@ -15,13 +15,26 @@ import { problemResponses } from '../shared/http/middleware/problem-responses';
 import { requestLog } from '../shared/http/middleware/request-log';
 import { route } from '../shared/http/middleware/route';
 import type { Tracing } from '../shared/runtime/observability';
+import type { DynamoDbActivityStore } from '../shared/store/dynamodb-activity-store';
 import type { DynamoDbKeyStore } from '../shared/store/dynamodb-key-store';
+import type { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
+import type { DailyUsage } from '../shared/store/ports';
+import type { SecretSealer } from '../shared/webhooks/sealing';
+import { listMessages } from './activity';
 import type { IdentityResolver } from './identity';
 import type { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
-import { describe, generateKey, revokeKey, rotateKey, userOf } from './me';
+import { revealKey, sealingWith } from './key-reveal';
+import { describe, generateKey, memberOrganizations, revokeKey, rotateKey, userOf } from './me';
+import { organizationViews } from './organizations';
+import { listSuppressions, removeSuppression } from './suppressions';
 
 export interface MeDependencies {
   readonly keys: DynamoDbKeyStore;
+  /** Seals new keys and opens them for their owner; undefined when reveal is off (API_KEY_REVEAL=false). */
+  readonly keySealer: SecretSealer | undefined;
+  readonly activity: Pick<DynamoDbActivityStore, 'page'>;
+  readonly suppressions: Pick<DynamoDbSuppressionStore, 'list' | 'remove'>;
+  readonly usage: Pick<DailyUsage, 'used'>;
   /** The member Organizations' reputation counters (CONTRACT section 11 item 3). */
   readonly reputations: Pick<DynamoDbReputationStore, 'readMany'>;
   readonly identity: IdentityResolver;
@@ -36,14 +49,15 @@ type Event = APIGatewayProxyEventV2WithJWTAuthorizer;
 function json(status: number, body: unknown, requestId: string): APIGatewayProxyStructuredResultV2 {
   return {
     statusCode: status,
-    // The answer to generate and rotate holds the plain key: no cache anywhere may keep it.
+    // The answers to generate, rotate and reveal hold the plain key: no cache anywhere may keep it.
     headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Request-Id': requestId },
     ...(body !== undefined && { body: JSON.stringify(body) }),
   };
 }
 
 export function createMeHandler(deps: MeDependencies, tracing?: Tracing) {
-  const { logger, metrics, now, keys } = deps;
+  const { logger, metrics, now, keys, keySealer } = deps;
+  const seal = sealingWith(keySealer);
   const chain = middy<Event, APIGatewayProxyStructuredResultV2, Error, Context>();
   if (tracing) chain.use(tracing.middleware);
   return chain
@@ -60,13 +74,26 @@ export function createMeHandler(deps: MeDependencies, tracing?: Tracing) {
       const user = await userOf(identity, keys);
       logger.appendKeys({ userId: user.id });
       const operation = `${event.requestContext.http.method.toUpperCase()} ${event.rawPath}`;
+      const query = event.queryStringParameters ?? {};
       switch (operation) {
-        case 'GET /v1.2/me':
-          return json(200, await describe(user, keys, deps.reputations, now()), requestId);
+        case 'GET /v1.2/me': {
+          const organizations = await organizationViews(await memberOrganizations(user, keys), deps.usage, deps.reputations, now());
+          return json(200, describe(user, keys, organizations, keySealer !== undefined), requestId);
+        }
+        case 'GET /v1.2/me/api-key':
+          return json(200, await revealKey(user, keySealer, { logger, metrics }), requestId);
         case 'POST /v1.2/me/api-key':
-          return json(201, await generateKey(user, keys), requestId);
+          return json(201, await generateKey(user, keys, seal), requestId);
         case 'POST /v1.2/me/api-key/rotate':
-          return json(200, await rotateKey(user, keys), requestId);
+          return json(200, await rotateKey(user, keys, seal), requestId);
+        case 'GET /v1.2/me/messages':
+          return json(200, await listMessages(await memberOrganizations(user, keys), query, deps.activity), requestId);
+        case 'GET /v1.2/me/suppressions':
+          return json(200, await listSuppressions(await memberOrganizations(user, keys), query, deps.suppressions), requestId);
+        case 'DELETE /v1.2/me/suppressions':
+          await removeSuppression(await memberOrganizations(user, keys), query, deps.suppressions);
+          logger.info('suppression removed on the settings page', { organizationId: query.organizationId });
+          return json(204, undefined, requestId);
         default:
           // DELETE /v1.2/me/api-key: the route middleware lets nothing else through.
           await revokeKey(user, keys);

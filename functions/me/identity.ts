@@ -2,7 +2,8 @@
  * Who is signed in: the verified e-mail address behind the access token API Gateway's JWT
  * authorizer accepted (CONTRACT section 9). The authorizer has already checked the signature,
  * issuer, audience and expiry; what is left is the e-mail, which a Cognito access token does not
- * carry. So:
+ * carry, and the kind of token, which the authorizer does not check (an ID token passes it; see
+ * functions/shared/auth/token-kind.ts). So:
  *
  * - a token that carries `email` with `email_verified` true (the local provider's, and any
  *   issuer configured to add them) is taken at its word;
@@ -13,6 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { isAccessToken, jwtHeader } from '../shared/auth/token-kind';
 import { IdentityProviderUnavailableProblem, InvalidAccessTokenProblem, NoAccessProblem } from './problems';
 
 /** The claims API Gateway hands on (values may arrive as strings, as it passes them). */
@@ -48,6 +50,8 @@ export class IdentityResolver {
   async resolve(claims: Claims | undefined, authorization: string | undefined): Promise<Identity> {
     const subject = claims?.sub;
     if (typeof subject !== 'string' || subject === '') throw new InvalidAccessTokenProblem();
+    // The authorizer lets an ID token through (its audience is the page's client); only access tokens open this API.
+    if (!isAccessToken(claims ?? {}, jwtHeader(tokenOf(authorization)))) throw new InvalidAccessTokenProblem();
     if (typeof claims?.email === 'string' && isTrue(claims.email_verified)) return { subject, email: claims.email };
 
     const token = tokenOf(authorization);

@@ -4,23 +4,23 @@
  * key, by the same rules as the admin command line (one implementation: `DynamoDbKeyStore`).
  * Plain functions; `handler.ts` is their HTTP face.
  */
-import { reputationView, summarise } from '../shared/domain/reputation';
-import type { DynamoDbKeyStore, StoredUser } from '../shared/store/dynamodb-key-store';
-import type { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
+import type { DynamoDbKeyStore, SealKey, StoredUser } from '../shared/store/dynamodb-key-store';
 import { RecordConflictError, RecordNotFoundError } from '../shared/store/records';
 import type { IssuedKey } from '../shared/store/records';
 import { maskApiKey, keyLastFour } from '../shared/domain/api-keys';
 import { withStorageFaults } from '../shared/store/storage-errors';
 import type { Identity } from './identity';
+import type { MemberOrganization, OrganizationView } from './organizations';
 import { KeyChangedProblem, KeyExistsProblem, NoAccessProblem, NoKeyProblem } from './problems';
 
 export interface MeView {
   readonly Email: string;
-  readonly Organizations: readonly { readonly OrganizationId: string; readonly Name: string; readonly Reputation: ReturnType<typeof reputationView> }[];
-  readonly ApiKey: { readonly Masked: string; readonly CreatedAt: string } | null;
+  readonly Organizations: readonly OrganizationView[];
+  /** `Revealable`: whether `GET /v1.2/me/api-key` can show it again (kept sealed, and reveal on). */
+  readonly ApiKey: { readonly Masked: string; readonly CreatedAt: string; readonly Revealable: boolean } | null;
 }
 
-/** The plain key, shown once: only in the answer to generate and rotate. */
+/** The plain key: only in the answer to generate, rotate and the owner's `GET /v1.2/me/api-key`. */
 export interface NewKeyView {
   readonly Key: string;
   readonly Masked: string;
@@ -34,22 +34,25 @@ export async function userOf(identity: Identity, keys: DynamoDbKeyStore): Promis
   return user;
 }
 
-/** `now`: the clock the reputation window ends at. */
-export async function describe(user: StoredUser, keys: DynamoDbKeyStore, reputations: Pick<DynamoDbReputationStore, 'readMany'>, now: number): Promise<MeView> {
-  const organizations = await withStorageFaults(() => keys.organizationsOf(user));
-  const byId = organizations.length === 0 ? new Map<string, never>() : await withStorageFaults(() => reputations.readMany(organizations.map(({ id }) => id), now));
+/** The user's Organizations, checked against each one's own member set. */
+export function memberOrganizations(user: StoredUser, keys: DynamoDbKeyStore): Promise<MemberOrganization[]> {
+  return withStorageFaults(() => keys.organizationsOf(user));
+}
+
+/** `organizations`: the views of organizations.ts; `revealable`: whether reveal is on. */
+export function describe(user: StoredUser, keys: DynamoDbKeyStore, organizations: readonly OrganizationView[], revealable: boolean): MeView {
   const summary = keys.summary(user);
   return {
     Email: user.email,
-    Organizations: organizations.map(({ id, name, paused }) => ({ OrganizationId: id, Name: name, Reputation: reputationView(byId.get(id) ?? summarise(() => undefined, now), paused) })),
-    ApiKey: summary ? { Masked: summary.masked, CreatedAt: summary.createdAt } : null,
+    Organizations: organizations,
+    ApiKey: summary ? { Masked: summary.masked, CreatedAt: summary.createdAt, Revealable: revealable && user.sealedKey !== undefined } : null,
   };
 }
 
-export async function generateKey(user: StoredUser, keys: DynamoDbKeyStore): Promise<NewKeyView> {
+export async function generateKey(user: StoredUser, keys: DynamoDbKeyStore, seal: SealKey | undefined): Promise<NewKeyView> {
   if (user.keyHash) throw new KeyExistsProblem();
   try {
-    return shown(await withStorageFaults(() => keys.generate(user.id)));
+    return shown(await withStorageFaults(() => keys.generate(user.id, seal)));
   } catch (error) {
     // Another tab or the operator made one in the meantime.
     if (error instanceof RecordConflictError) throw new KeyExistsProblem({ cause: error });
@@ -57,10 +60,10 @@ export async function generateKey(user: StoredUser, keys: DynamoDbKeyStore): Pro
   }
 }
 
-export async function rotateKey(user: StoredUser, keys: DynamoDbKeyStore): Promise<NewKeyView> {
+export async function rotateKey(user: StoredUser, keys: DynamoDbKeyStore, seal: SealKey | undefined): Promise<NewKeyView> {
   if (!user.keyHash) throw new NoKeyProblem();
   try {
-    return shown(await withStorageFaults(() => keys.rotate(user.id)));
+    return shown(await withStorageFaults(() => keys.rotate(user.id, seal)));
   } catch (error) {
     if (error instanceof RecordNotFoundError) throw new NoKeyProblem({ cause: error });
     if (error instanceof RecordConflictError) throw new KeyChangedProblem({ cause: error });

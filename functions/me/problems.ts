@@ -42,12 +42,12 @@ export class KeyExistsProblem extends HttpProblem {
   }
 }
 
-/** Rotate was asked for while the user has no key (404); generate creates one. */
+/** Rotate (or show) was asked for while the user has no key (404); generate creates one. */
 export class NoKeyProblem extends HttpProblem {
-  constructor(options?: ErrorOptions) {
+  constructor(options?: ErrorOptions & { readonly action?: 'rotate' | 'show' }) {
     super(404, 'no-key', 'You have no API key', {
       ...options,
-      detail: 'There is no key to rotate. Generate one (POST /v1.2/me/api-key).',
+      detail: `There is no key to ${options?.action ?? 'rotate'}. Generate one (POST /v1.2/me/api-key).`,
     });
     this.name = 'NoKeyProblem';
   }
@@ -73,5 +73,42 @@ export class KeyChangedProblem extends HttpProblem {
       detail: 'Your key was changed by another request while this one ran. Reload to see it, then try again.',
     });
     this.name = 'KeyChangedProblem';
+  }
+}
+
+/**
+ * The key cannot be shown again (409): it was made while reveal was off or before keys were kept
+ * sealed, or reveal is off now (CONTRACT section 3, item 2). Rotating gives a new one.
+ */
+export class KeyNotRevealableProblem extends HttpProblem {
+  constructor(options?: ErrorOptions) {
+    super(409, 'key-not-revealable', 'Your API key cannot be shown again', {
+      ...options,
+      detail: 'Only the hash of this key is kept, so it cannot be shown again. Rotate it (POST /v1.2/me/api-key/rotate) to get a new key.',
+    });
+    this.name = 'KeyNotRevealableProblem';
+  }
+}
+
+/** A query parameter is malformed (400); `errors` names it as a JSON pointer into the query. */
+export class InvalidParameterProblem extends HttpProblem {
+  constructor(parameter: string, rule: string, options?: ErrorOptions) {
+    super(400, 'invalid-parameter', 'Invalid query parameter', {
+      ...options,
+      detail: `The query parameter "${parameter}" ${rule}.`,
+      errors: [{ pointer: `/${parameter}`, detail: rule }],
+    });
+    this.name = 'InvalidParameterProblem';
+  }
+}
+
+/** The address to remove is not on the Organization's suppression list (404). */
+export class NotSuppressedProblem extends HttpProblem {
+  constructor(options?: ErrorOptions) {
+    super(404, 'not-suppressed', 'Not on the suppression list', {
+      ...options,
+      detail: 'That address is not on the Organization\'s suppression list (it may have been removed already).',
+    });
+    this.name = 'NotSuppressedProblem';
   }
 }

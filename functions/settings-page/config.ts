@@ -5,6 +5,7 @@
  */
 import { ConfigError, DEFAULTS } from '../shared/runtime/config';
 import { SettingsReader, fromEnv } from '../shared/runtime/settings-reader';
+import { readKeyReveal } from '../me/config';
 
 export interface PageConfig {
   readonly issuer: string;
@@ -18,6 +19,8 @@ export interface PageConfig {
   /** Origins the page fetches from besides its own: the issuer's, and its token endpoint's if elsewhere. */
   readonly connectOrigins: readonly string[];
   readonly problemTypeBase: string;
+  /** Whether a key can be shown again (`API_KEY_REVEAL`, as the settings API reads it): off, the page is show-once. */
+  readonly keyReveal: boolean;
 }
 
 export function loadPageConfig(env: Readonly<Record<string, string | undefined>> = process.env): PageConfig {
@@ -35,6 +38,7 @@ export function loadPageConfig(env: Readonly<Record<string, string | undefined>>
     logoutUrl: read.endpoint('OIDC_LOGOUT_URL'),
     connectOrigins: [...new Set([issuer, ...origins].filter((url): url is string => url !== undefined && URL.canParse(url)).map((url) => new URL(url).origin))],
     problemTypeBase: read.text('PROBLEM_TYPE_BASE', DEFAULTS.problemTypeBase),
+    keyReveal: readKeyReveal(read),
   };
   read.finish((message) => new ConfigError(`Invalid configuration: ${message}`));
   return config;

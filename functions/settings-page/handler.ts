@@ -45,7 +45,7 @@ export function createSettingsPageHandler(deps: PageDependencies) {
   };
   const configJson: Asset = {
     type: 'application/json',
-    body: Buffer.from(JSON.stringify({ issuer: config.issuer, clientId: config.clientId, scope: config.scope, logoutUrl: config.logoutUrl ?? null })),
+    body: Buffer.from(JSON.stringify({ issuer: config.issuer, clientId: config.clientId, scope: config.scope, logoutUrl: config.logoutUrl ?? null, keyReveal: config.keyReveal })),
   };
 
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context>()

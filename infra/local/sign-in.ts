@@ -3,6 +3,7 @@
  * the settings API (behind a JWT authorizer that checks the provider's tokens as API Gateway's
  * does) and of the page's files. The handlers are the very ones Lambda runs.
  */
+import { readKeyReveal } from '../../functions/me/config';
 import { createMeDependencies } from '../../functions/me/dependencies';
 import { createMeHandler } from '../../functions/me/handler';
 import { loadAssets } from '../../functions/settings-page/assets';
@@ -12,11 +13,14 @@ import { ME_ROUTES, SETTINGS_PAGE_ROUTES } from '../../functions/shared/http/api
 import type { ApiRoute } from '../../functions/shared/http/api-routes';
 import type { Credentials } from '../../functions/shared/runtime/clients';
 import type { StoreConfig } from '../../functions/shared/runtime/config';
+import { ConfigError } from '../../functions/shared/runtime/config';
 import { createLogger } from '../../functions/shared/runtime/observability';
+import { SettingsReader, fromEnv } from '../../functions/shared/runtime/settings-reader';
 import { createJwtAuthorizer } from './gateway/jwt-authorizer';
 import type { GatewayRoute, JwtAuthorizer, LambdaHandler } from './gateway/routing';
 import type { LocalOidcProvider } from './oidc/provider';
 import { startLocalOidcProvider } from './oidc/provider';
+import { localSealer } from './sealing-key';
 
 export const SETTINGS_PAGE_PATH = '/settings';
 
@@ -35,11 +39,27 @@ export function settingsRoutes(options: {
   readonly provider: LocalOidcProvider;
   readonly store: StoreConfig;
   readonly credentials: Credentials | undefined;
+  /** Where API_KEY_REVEAL (and the local sealing key's settings) are read; the process's environment by default. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }): GatewayRoute[] {
-  const { provider, store } = options;
-  const me = createMeHandler(createMeDependencies({ ...store, oidcIssuer: provider.issuer, oidcUserinfoEndpoint: undefined }, { credentials: options.credentials }));
+  const { provider, store, env = process.env } = options;
+  const read = new SettingsReader(fromEnv(env));
+  const apiKeyReveal = readKeyReveal(read);
+  read.finish((message) => new ConfigError(`Invalid configuration: ${message}`));
+  const me = createMeHandler(
+    createMeDependencies(
+      { ...store, oidcIssuer: provider.issuer, oidcUserinfoEndpoint: undefined, apiKeyReveal, apiKeyKmsKeyId: undefined },
+      { credentials: options.credentials },
+      localSealer(env, 'userId'),
+    ),
+  );
   const page = createSettingsPageHandler({
-    config: loadPageConfig({ OIDC_ISSUER: provider.issuer, OIDC_CLIENT_ID: provider.clientId, PROBLEM_TYPE_BASE: store.problemTypeBase }),
+    config: loadPageConfig({
+      OIDC_ISSUER: provider.issuer,
+      OIDC_CLIENT_ID: provider.clientId,
+      PROBLEM_TYPE_BASE: store.problemTypeBase,
+      API_KEY_REVEAL: String(apiKeyReveal),
+    }),
     assets: loadAssets(),
     logger: createLogger(),
   });

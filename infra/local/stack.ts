@@ -3,6 +3,7 @@
  * module that Lambda runs. `start.ts` is the command-line face of `startLocalStack`; tests call
  * it directly, on port 0.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -241,7 +242,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dynamodb: dynamodbEndpoint,
       table: tableName,
     };
-    api.setHandler(handler as unknown as LambdaHandler, [lifecycle.statusRoute, scheduled.cancelRoute, ...settingsRoutes({ provider, store: config, credentials })]);
+    // API keys are sealed with the local sealing key beside the data; in memory, with a key that
+    // lives as long as the (equally unsaved) table does.
+    const sealing = dataDir ? { LOCAL_DATA_DIR: dataDir } : { LOCAL_SEALING_KEY: randomBytes(32).toString('base64') };
+    const settingsEnv = { ...process.env, ...options.serviceEnv, ...sealing };
+    api.setHandler(handler as unknown as LambdaHandler, [lifecycle.statusRoute, scheduled.cancelRoute, ...settingsRoutes({ provider, store: config, credentials, env: settingsEnv })]);
 
     const demo = demoState.status === 'broken' ? undefined : { ...demoState.demo, status: demoState.status, curl: curlCommand(sendUrl, demoState.demo) };
     return {

@@ -1,8 +1,10 @@
 /**
  * The settings page in a real browser, against a whole local stack (`startLocalStack`, as
  * `npm start` runs it): a user made with the admin CLI signs in at the embedded OpenID provider,
- * generates a key, copies it, sends with it, reloads (masked only), rotates, copies an
- * Organization id, revokes and signs out, by mouse and keyboard, with no console error on the way.
+ * generates a key, copies it, sends with it, reloads (masked), copies it without showing it and
+ * shows it, rotates, sees an Organization's limits and use and copies its id, finds a bounced
+ * message in Activity by its recipient, removes the address from Suppressions, has an ID token
+ * refused, revokes and signs out, by mouse and keyboard, with no console error on the way.
  *
  * `UPDATE_SCREENSHOTS=1` also writes the screenshot the README and docs/settings-page.md show (docs/settings-page.png).
  */
@@ -43,11 +45,11 @@ async function signIn(page: Page, email: string): Promise<void> {
   await page.waitForURL(`${stack.settingsUrl}**`);
 }
 
-function send(apiKey: string, organizationId: string): Promise<number> {
+function send(apiKey: string, organizationId: string, to = 'ada@example.org', subject = 'Hello'): Promise<number> {
   return fetch(stack.sendUrl, {
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ OrganizationId: organizationId, Messages: [{ From: 'noreply@example.com', To: ['ada@example.org'], Subject: 'Hello', TextContent: 'Hi' }] }),
+    body: JSON.stringify({ OrganizationId: organizationId, Messages: [{ From: 'noreply@example.com', To: [to], Subject: subject, TextContent: 'Hi' }] }),
   }).then((response) => response.status);
 }
 
@@ -61,9 +63,10 @@ interface InPage {
     readonly activeElement: { readonly textContent: string | null } | null;
     querySelector(selector: string): { readonly value: string; closest(selector: string): unknown } | null;
   };
-  readonly navigator: { readonly clipboard: { readText(): Promise<string> } };
+  readonly navigator: { readonly clipboard: { readText(): Promise<string>; writeText(text: string): Promise<void> } };
   readonly localStorage: Record<string, string>;
   readonly sessionStorage: Record<string, string>;
+  readonly location: { readonly origin: string };
 }
 
 const clipboard = (page: Page) => page.evaluate(() => (globalThis as unknown as InPage).navigator.clipboard.readText());
@@ -85,6 +88,7 @@ describe('the settings page', () => {
     const { id: userId } = await adminJson(env, 'user', 'create', '--email', email);
     await adminJson(env, 'member', 'add', '--org', organizationId, '--user', userId);
     await adminJson(env, 'sender', 'add', '--org', organizationId, '--domain', 'example.com');
+    await adminJson(env, 'org', 'limits', '--org', organizationId, '--daily', '1000');
     const { context, page, errors } = await newPage();
 
     await signIn(page, email);
@@ -94,7 +98,7 @@ describe('the settings page', () => {
     await expect(page.getByRole('menu').isVisible()).resolves.toBe(true);
     await page.getByRole('menuitem', { name: 'Settings' }).click();
     const side = page.getByRole('navigation', { name: 'Settings' });
-    expect(await side.textContent()).toMatch(/User Settings\s*API Key\s*Organizations/);
+    expect(await side.textContent()).toMatch(/User Settings\s*API Key\s*Organizations\s*Activity\s*Suppressions/);
     await side.getByRole('link', { name: 'API Key' }).click();
 
     // No key: the text, and Generate New Key.
@@ -105,21 +109,35 @@ describe('the settings page', () => {
     const key = await field.inputValue();
     expect(key).toMatch(/^tme_[0-9A-Za-z]{49}$/);
     await expect(field.getAttribute('readonly')).resolves.not.toBeNull();
-    await expect(page.getByText('will not be shown again').isVisible()).resolves.toBe(true);
+    await expect(page.getByText('You can show and copy it here again whenever you are signed in').isVisible()).resolves.toBe(true);
     await page.getByRole('button', { name: 'Copy', exact: true }).first().click();
     await expect(clipboard(page)).resolves.toBe(key);
     expect(await send(key, organizationId)).toBe(200);
     expect(await kept(page, context)).not.toContain(key);
 
-    // After a reload: the masked form and its time only.
+    // After a reload: the masked form and its time; Copy copies the full key without showing it.
     await page.reload();
     await page.getByText(`tme_…${key.slice(-4)}`).waitFor();
     expect(await page.getByRole('textbox', { name: 'API key' }).count()).toBe(0);
     expect(await page.content()).not.toContain(key);
     await page.getByRole('button', { name: 'Rotate Key' }).waitFor();
     if (process.env.UPDATE_SCREENSHOTS === '1') await writeFile(new URL('../../docs/settings-page.png', import.meta.url), await page.screenshot());
+    await page.evaluate(() => (globalThis as unknown as InPage).navigator.clipboard.writeText(''));
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
+    await page.waitForFunction(() => (globalThis as unknown as InPage).navigator.clipboard.readText().then((text) => text.startsWith('tme_')));
+    await expect(clipboard(page)).resolves.toBe(key);
+    expect(await page.getByRole('textbox', { name: 'API key' }).count()).toBe(0);
+    // Show puts it in the read-only field; a second press hides it. By keyboard.
+    const showButton = page.getByRole('button', { name: 'Show' });
+    await showButton.focus();
+    await page.keyboard.press('Enter');
+    await expect(page.getByRole('textbox', { name: 'API key' }).inputValue()).resolves.toBe(key);
+    await expect(showButton.getAttribute('aria-pressed')).resolves.toBe('true');
+    await page.keyboard.press('Enter');
+    await page.getByRole('textbox', { name: 'API key' }).waitFor({ state: 'hidden' });
+    expect(await kept(page, context)).not.toContain(key);
 
-    // Rotate, confirmed: the new key once, the old one refused.
+    // Rotate, confirmed: the new key, the old one refused.
     page.once('dialog', (dialog) => dialog.accept());
     await page.getByRole('button', { name: 'Rotate Key' }).click();
     await page.waitForFunction((old) => {
@@ -134,14 +152,50 @@ describe('the settings page', () => {
     await page.getByRole('button', { name: 'Revoke Key' }).click();
     expect(await send(rotated, organizationId)).toBe(200);
 
-    // Organizations: name and id, with a Copy button for the id.
+    // Organizations: name and id, with a Copy button for the id; the limits and today's use.
     await side.getByRole('link', { name: 'Organizations' }).click();
     const row = page.getByRole('row', { name: /Acme Shipping/ });
     await expect(row.textContent()).resolves.toContain(organizationId);
+    // Read again as the panel opens: three messages sent since the page loaded.
+    await row.getByRole('cell', { name: '3 of 1,000' }).waitFor();
+    await expect(row.getByRole('cell', { name: '1,000 a day' }).count()).resolves.toBe(1);
     // Its sending reputation (nothing sent from this Organization yet in the window counted by events).
     await expect(row.textContent()).resolves.toMatch(/\d+ sent, bounces [\d.]+ %, complaints [\d.]+ %/);
     await row.getByRole('button', { name: 'Copy' }).click();
     await expect(clipboard(page)).resolves.toBe(organizationId);
+
+    // A message that bounces: Activity finds it by its recipient, with its status and Organization.
+    const bounced = 'bounce@simulator.amazonses.com';
+    expect(await send(rotated, organizationId, bounced, '<img src=x onerror=alert(1)>Invoice')).toBe(200);
+    await side.getByRole('link', { name: 'Activity' }).click();
+    await page.getByRole('heading', { name: 'Activity' }).waitFor();
+    await page.getByLabel('Recipient').fill(bounced);
+    const found = page.getByRole('row', { name: /bounce@simulator/ });
+    for (let attempt = 0; attempt < 20 && !(await found.textContent({ timeout: 250 }).catch(() => ''))?.includes('Bounced'); attempt++) {
+      await page.getByRole('button', { name: 'Search' }).click();
+    }
+    await expect(found.textContent()).resolves.toMatch(/Bounced.*Acme Shipping/);
+    // The subject is shown as the text it is, never as markup.
+    await expect(found.getByRole('cell', { name: '<img src=x onerror=alert(1)>Invoice' }).count()).resolves.toBe(1);
+    expect(await page.getByRole('img').count()).toBe(0);
+
+    // Suppressions: the bounced address, removed after confirming.
+    await side.getByRole('link', { name: 'Suppressions' }).click();
+    const suppressed = page.getByRole('row', { name: new RegExp(bounced) });
+    await expect(suppressed.textContent()).resolves.toMatch(/Acme Shipping.*Bounce/);
+    page.once('dialog', (dialog) => dialog.accept());
+    await suppressed.getByRole('button', { name: `Remove ${bounced}` }).click();
+    await page.getByText(`${bounced} was removed`).waitFor();
+    expect(await adminJson(env, 'suppression', 'list', '--org', organizationId)).toEqual({ addresses: [] });
+
+    // Only the access token opens the settings API: the ID token the page also holds is refused.
+    const tokens = await page.evaluate(() => {
+      const { sessionStorage } = globalThis as unknown as InPage;
+      const name = Object.keys(sessionStorage).find((each) => each.startsWith('oidc.user'));
+      return JSON.parse(name ? sessionStorage[name]! : '{}') as { id_token?: string; access_token?: string };
+    });
+    const asBearer = (token: string | undefined) => fetch(`${stack.apiUrl}/v1.2/me`, { headers: { authorization: `Bearer ${token}` } }).then((response) => response.status);
+    expect([await asBearer(tokens.id_token), await asBearer(tokens.access_token)]).toEqual([401, 200]);
 
     // Revoke, confirmed.
     await side.getByRole('link', { name: 'API Key' }).click();
@@ -173,6 +227,25 @@ describe('the settings page', () => {
     expect(errors).toEqual([]);
     await context.close();
   }, 90_000);
+
+  it('says a key made by the admin CLI cannot be shown again, and offers Rotate', async () => {
+    const email = 'bo@acme-shipping.example';
+    const { id: userId } = await adminJson(env, 'user', 'create', '--email', email);
+    const { key } = await adminJson(env, 'key', 'generate', '--user', userId);
+    const { context, page, errors } = await newPage();
+    await signIn(page, email);
+    await page.getByText(`tme_…${key.slice(-4)}`).waitFor();
+    await expect(page.getByText('This key cannot be shown again').isVisible()).resolves.toBe(true);
+    for (const name of ['Show', 'Copy']) expect(await page.getByRole('button', { name, exact: true }).count()).toBe(0);
+    page.once('dialog', (dialog) => dialog.accept());
+    await page.getByRole('button', { name: 'Rotate Key' }).click();
+    const field = page.getByRole('textbox', { name: 'API key' });
+    await field.waitFor();
+    expect(await field.inputValue()).not.toBe(key);
+    await expect(page.getByRole('button', { name: 'Show' }).isVisible()).resolves.toBe(true);
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 60_000);
 
   it('shows an e-mail with no service user a no-access page, and nothing else', async () => {
     const { context, page } = await newPage();

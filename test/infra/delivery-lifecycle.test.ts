@@ -70,7 +70,7 @@ describe('IAM of the delivery lifecycle functions (exact statements)', () => {
     ]);
   });
 
-  it('events function: message states, suppression items, only the count and the pause on Organization items, reputation counters, webhook configs (read), sending to the webhook queue, consuming the events queue', () => {
+  it('events function: message states, suppression items, only the count and the pause on Organization items, reputation counters, webhook configs (read), sending to the webhook queue, the Activity rows, consuming the events queue', () => {
     expect(policyOf('EventsFunctionRole')).toEqual([
       logs('EventsFunction'),
       { Sid: 'DeliveryStates', Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Resource: table(), Condition: partitions('MSG#*') },
@@ -89,17 +89,26 @@ describe('IAM of the delivery lifecycle functions (exact statements)', () => {
       { Sid: 'ReputationCounters', Effect: 'Allow', Action: 'dynamodb:UpdateItem', Resource: table(), Condition: partitions('REP#*') },
       { Sid: 'ReadWebhooks', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: table(), Condition: partitions('HOOK#*') },
       { Sid: 'QueueWebhooks', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: { 'Fn::GetAtt': [logicalIdOf('WebhookQueue'), 'Arn'] } },
+      { Sid: 'ActivityReadsStates', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table(), Condition: partitions('MSG#*') },
+      { Sid: 'ActivityRows', Effect: 'Allow', Action: 'dynamodb:UpdateItem', Resource: table(), Condition: partitions('ACT#*', 'ACTR#*') },
       xRay,
       // Added by the event source, after the function (and its tracing) exist.
       consume('SesEventsQueue'),
     ]);
   });
 
-  it('webhook function: webhook configs (read), Decrypt with the stack\'s key, consuming the webhook queue', () => {
+  it('webhook function: webhook configs (read), Decrypt with the stack\'s key of Organization-bound secrets only, consuming the webhook queue', () => {
     expect(policyOf('WebhookFunctionRole')).toEqual([
       logs('WebhookFunction'),
       { Sid: 'ReadWebhooks', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: table(), Condition: partitions('HOOK#*') },
-      { Sid: 'OpenWebhookSecrets', Effect: 'Allow', Action: 'kms:Decrypt', Resource: { 'Fn::GetAtt': [logicalIdOf('WebhookSecretsKey'), 'Arn'] } },
+      {
+        Sid: 'OpenWebhookSecrets',
+        Effect: 'Allow',
+        Action: 'kms:Decrypt',
+        Resource: { 'Fn::GetAtt': [logicalIdOf('WebhookSecretsKey'), 'Arn'] },
+        // Not an API key sealed for a user (the settings API's alone).
+        Condition: { 'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['organizationId'] }, Null: { 'kms:EncryptionContext:organizationId': 'false' } },
+      },
       xRay,
       consume('WebhookQueue'),
     ]);

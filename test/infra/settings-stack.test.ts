@@ -35,7 +35,7 @@ const onlyAttributes = (...attributes: string[]) => ({
 describe('settings page in the stack (its own Cognito user pool)', () => {
   let stack: Stack;
   let template: Template;
-  let ids: Record<'table' | 'apiRole' | 'pageRole' | 'apiLogs' | 'pageLogs' | 'pool' | 'client' | 'api' | 'apiFn' | 'pageFn', string>;
+  let ids: Record<'table' | 'apiRole' | 'pageRole' | 'apiLogs' | 'pageLogs' | 'pool' | 'client' | 'api' | 'apiFn' | 'pageFn' | 'key' | 'sendRole' | 'eventsRole' | 'webhookRole', string>;
 
   beforeAll(() => {
     ({ stack } = buildStack({ tracing: false }));
@@ -52,6 +52,10 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
       api: child('HttpApi'),
       apiFn: child('SettingsApiFunction'),
       pageFn: child('SettingsPageFunction'),
+      key: child('WebhookSecretsKey'),
+      sendRole: child('SendFunctionRole'),
+      eventsRole: child('EventsFunctionRole'),
+      webhookRole: child('WebhookFunctionRole'),
     };
   });
 
@@ -102,7 +106,7 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
     for (const key of [...meKeys, ...pageKeys]) expect(routes.has(key)).toBe(true);
   });
 
-  it('lets the settings API read users, Organization names and pauses and their reputation counters, write the key fields and key items, and nothing more', () => {
+  it('lets the settings API read users, Organization names, pauses and limits, their reputation counters, today\'s use, Activity and suppressions, write the key fields and key items, remove suppressions, seal and open user-bound keys, and nothing more', () => {
     const table = { 'Fn::GetAtt': [ids.table, 'Arn'] };
     expect(policyOf(template, ids.apiRole)).toEqual([
       { Sid: 'WriteOwnLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [ids.apiLogs, 'Arn'] } },
@@ -121,10 +125,63 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
         Effect: 'Allow',
         Action: 'dynamodb:BatchGetItem',
         Resource: table,
-        Condition: { ...leadingKeys('ORG#'), ...onlyAttributes('pk', 'sk', 'organizationId', 'name', 'members', 'pausedAt', 'pausedReason') },
+        Condition: { ...leadingKeys('ORG#'), ...onlyAttributes('pk', 'sk', 'organizationId', 'name', 'members', 'pausedAt', 'pausedReason', 'limits') },
       },
       { Sid: 'ReadReputationCounters', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table, Condition: leadingKeys('REP#') },
+      { Sid: 'ReadTodaysUse', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: table, Condition: leadingKeys('BUDGET#day#') },
+      { Sid: 'ReadActivity', Effect: 'Allow', Action: 'dynamodb:Query', Resource: table, Condition: leadingKeys('ACT#', 'ACTR#') },
+      { Sid: 'SuppressionLists', Effect: 'Allow', Action: ['dynamodb:DeleteItem', 'dynamodb:Query'], Resource: table, Condition: leadingKeys('SUPP#') },
+      {
+        Sid: 'SuppressionCount',
+        Effect: 'Allow',
+        Action: 'dynamodb:UpdateItem',
+        Resource: table,
+        Condition: {
+          ...leadingKeys('ORG#'),
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'suppressions'] },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+        },
+      },
+      {
+        Sid: 'SealAndOpenOwnKeys',
+        Effect: 'Allow',
+        Action: ['kms:Decrypt', 'kms:Encrypt'],
+        Resource: { 'Fn::GetAtt': [ids.key, 'Arn'] },
+        Condition: { 'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['userId'] }, Null: { 'kms:EncryptionContext:userId': 'false' } },
+      },
     ]);
+    const env = template.toJSON().Resources[ids.apiFn].Properties.Environment.Variables as Json;
+    expect(env).toMatchObject({ API_KEY_REVEAL: 'true', API_KEY_KMS_KEY_ID: { 'Fn::GetAtt': [ids.key, 'Arn'] } });
+  });
+
+  it('lets no other role open a key sealed for a user: the send role has no KMS access, the webhook role opens Organization-bound secrets only', () => {
+    const statements = (roleId: string) => JSON.stringify(policyOf(template, roleId));
+    expect(statements(ids.sendRole)).not.toContain('kms:');
+    expect(statements(ids.eventsRole)).not.toContain('kms:');
+    const webhookDecrypt = policyOf(template, ids.webhookRole).find((statement) => statement.Sid === 'OpenWebhookSecrets');
+    expect(webhookDecrypt?.Condition).toEqual({ 'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['organizationId'] }, Null: { 'kms:EncryptionContext:organizationId': 'false' } });
+  });
+
+  it('lets the events function write the Activity rows, and read the states they come from', () => {
+    const table = { 'Fn::GetAtt': [ids.table, 'Arn'] };
+    expect(policyOf(template, ids.eventsRole)).toEqual(
+      expect.arrayContaining([
+        { Sid: 'ActivityReadsStates', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table, Condition: leadingKeys('MSG#') },
+        { Sid: 'ActivityRows', Effect: 'Allow', Action: 'dynamodb:UpdateItem', Resource: table, Condition: leadingKeys('ACT#', 'ACTR#') },
+      ]),
+    );
+  });
+
+  it('with reveal turned off (context apiKeyReveal false), gives the settings API no KMS access and tells both functions', () => {
+    const { stack: off } = buildStack({ tracing: false, apiKeyReveal: false });
+    const offTemplate = Template.fromStack(off);
+    const role = logicalId(off, off.node.findChild('SettingsApiFunctionRole') as never);
+    expect(JSON.stringify(policyOf(offTemplate, role))).not.toContain('kms:');
+    const resources = offTemplate.toJSON().Resources as Json;
+    for (const id of ['SettingsApiFunction', 'SettingsPageFunction']) {
+      const variables = resources[logicalId(off, off.node.findChild(id) as never)].Properties.Environment.Variables as Json;
+      expect([id, variables.API_KEY_REVEAL, variables.API_KEY_KMS_KEY_ID]).toEqual([id, 'false', undefined]);
+    }
   });
 
   it('lets the page function write its own logs and nothing else', () => {

@@ -18,8 +18,18 @@ import type { LocalOidcProvider } from '../../infra/local/oidc/provider';
 import { startLocalOidcProvider } from '../../infra/local/oidc/provider';
 import { settingsRoutes } from '../../infra/local/sign-in';
 import { createHandler } from '../../functions/send/handler';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { EventsDependencies } from '../../functions/events/record-event';
+import { recordEvent } from '../../functions/events/record-event';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { DynamoDbReputationStore } from '../../functions/shared/store/dynamodb-reputation-store';
+import { createLogger, createMetrics } from '../../functions/shared/runtime/observability';
+import { DynamoDbActivityStore } from '../../functions/shared/store/dynamodb-activity-store';
+import { DynamoDbDeliveryStore } from '../../functions/shared/store/dynamodb-delivery-store';
+import { DynamoDbSuppressionStore } from '../../functions/shared/store/dynamodb-suppression-store';
+import { itemKey } from '../../functions/shared/store/table';
+import { RECORDS, eventBridge, mail, variant } from '../support/ses-fixtures';
 
 let harness: Harness;
 let api: ApiServer;
@@ -28,6 +38,9 @@ let provider: LocalOidcProvider;
 let signingKey: Record<string, unknown>;
 const others: LocalOidcProvider[] = [];
 let stopChecking: () => void;
+let documents: DynamoDBDocumentClient;
+/** The local sealing key, given, so no test writes one to disk. */
+const SEALING_ENV = { LOCAL_SEALING_KEY: randomBytes(32).toString('base64') };
 
 async function newKey(): Promise<Record<string, unknown>> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
@@ -36,12 +49,13 @@ async function newKey(): Promise<Record<string, unknown>> {
 
 beforeAll(async () => {
   harness = await startHarness();
+  documents = createDynamoDbClient(harness.config);
   api = createApiServer({ problemTypeBase: harness.config.problemTypeBase });
   const port = await listening(api.server, 0);
   base = `http://127.0.0.1:${port}`;
   signingKey = await newKey();
   provider = await startLocalOidcProvider({ port: 0, redirectUris: [`${base}/settings`], signingKeys: [signingKey] });
-  api.setHandler(createHandler(harness.deps) as unknown as LambdaHandler, settingsRoutes({ provider, store: harness.config, credentials: undefined }));
+  api.setHandler(createHandler(harness.deps) as unknown as LambdaHandler, settingsRoutes({ provider, store: harness.config, credentials: undefined, env: SEALING_ENV }));
   stopChecking = validateFetchesTo(base);
 });
 
@@ -105,6 +119,8 @@ describe('the settings API for a signed-in user', () => {
         .map(({ id, name }) => ({
           OrganizationId: id,
           Name: name,
+          Limits: { Rate: null, Daily: null, Weight: 1 },
+          SentToday: 0,
           Reputation: id === zeta.id ? { ...quiet, Paused: true, PausedAt: pause.at, PausedReason: pause.reason } : { ...quiet, Paused: false, PausedAt: null, PausedReason: null },
         })),
       ApiKey: null,
@@ -124,7 +140,7 @@ describe('the settings API for a signed-in user', () => {
     expect((await send(Key!, someone.organizations[0]!.id)).status).toBe(200);
     expect((await call('POST', '/v1.2/me/api-key', token)).status).toBe(409);
     const me = (await (await call('GET', '/v1.2/me', token)).json()) as Record<string, unknown>;
-    expect(me.ApiKey).toEqual({ Masked, CreatedAt });
+    expect(me.ApiKey).toEqual({ Masked, CreatedAt, Revealable: true });
     expect(JSON.stringify(me)).not.toContain(Key);
   });
 
@@ -165,7 +181,7 @@ describe('the settings API for a signed-in user', () => {
     const token = await tokenFor(someone.email);
     const level = process.env.POWERTOOLS_LOG_LEVEL;
     process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
-    api.setHandler(createHandler(harness.deps) as unknown as LambdaHandler, settingsRoutes({ provider, store: harness.config, credentials: undefined }));
+    api.setHandler(createHandler(harness.deps) as unknown as LambdaHandler, settingsRoutes({ provider, store: harness.config, credentials: undefined, env: SEALING_ENV }));
     process.env.POWERTOOLS_LOG_LEVEL = level;
     const written: string[] = [];
     const capture = (chunk: unknown) => {
@@ -178,11 +194,14 @@ describe('the settings API for a signed-in user', () => {
     try {
       key = ((await (await call('POST', '/v1.2/me/api-key', token)).json()) as { Key: string }).Key;
       await call('POST', '/v1.2/me/api-key/rotate', token);
+      key = ((await (await call('GET', '/v1.2/me/api-key', token)).json()) as { Key: string }).Key;
     } finally {
       out.mockRestore();
       err.mockRestore();
     }
     expect(written.join('')).toContain('request finished');
+    // The reveal is an event in the log, naming the user, never the key.
+    expect(written.filter((line) => line.includes('"ApiKeyRevealed"')).join('')).toContain(someone.id);
     expect(written.join('')).not.toContain(key);
     expect(written.join('')).not.toContain(token);
   });
@@ -239,10 +258,177 @@ describe('who gets nothing', () => {
     await refused(token);
   });
 
+  it('401 for an ID token, though signed by the issuer for this client (only access tokens open the settings API)', async () => {
+    const someone = await user();
+    const { idToken, accessToken } = await signIn({ issuer: provider.endpoint, clientId: provider.clientId, redirectUri: `${base}/settings`, email: someone.email });
+    await refused(idToken);
+    expect((await call('GET', '/v1.2/me', accessToken)).status).toBe(200);
+  });
+
   it('401 on the send endpoint for an access token', async () => {
     const someone = await user({ organizations: ['Acme'] });
     const response = await send(await tokenFor(someone.email), someone.organizations[0]!.id);
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+  });
+});
+
+describe('the key shown again (GET /v1.2/me/api-key)', () => {
+  it('gives the owner the very key generate gave, never cached, kept sealed (not plain) beside its hash', async () => {
+    const someone = await user({ organizations: ['Acme'] });
+    const token = await tokenFor(someone.email);
+    const made = (await (await call('POST', '/v1.2/me/api-key', token)).json()) as Record<string, string>;
+    const shown = await call('GET', '/v1.2/me/api-key', token);
+    expect([shown.status, shown.headers.get('cache-control')]).toEqual([200, 'no-store']);
+    expect(await shown.json()).toEqual(made);
+    const { Item } = await documents.send(new GetCommand({ TableName: harness.config.tableName, Key: itemKey.user(someone.id) }));
+    expect(String(Item?.sealedKey)).toMatch(/^local:v1:/);
+    expect(JSON.stringify(Item)).not.toContain(made.Key);
+    // Rotated: the new key, and the old one is gone from the seal too.
+    const rotated = (await (await call('POST', '/v1.2/me/api-key/rotate', token)).json()) as Record<string, string>;
+    expect(((await (await call('GET', '/v1.2/me/api-key', token)).json()) as Record<string, string>).Key).toBe(rotated.Key);
+  });
+
+  it('404 with no key; 409 key-not-revealable for a key the admin CLI made (only its hash is kept)', async () => {
+    const someone = await user();
+    const token = await tokenFor(someone.email);
+    const none = await call('GET', '/v1.2/me/api-key', token);
+    expect([none.status, ((await none.json()) as { type: string }).type]).toEqual([404, expect.stringMatching(/\/no-key$/)]);
+    await harness.admin.generateKey(someone.id);
+    const old = await call('GET', '/v1.2/me/api-key', token);
+    expect([old.status, ((await old.json()) as { type: string }).type]).toEqual([409, expect.stringMatching(/\/key-not-revealable$/)]);
+    expect(((await (await call('GET', '/v1.2/me', token)).json()) as { ApiKey: { Revealable: boolean } }).ApiKey.Revealable).toBe(false);
+  });
+
+  it('with API_KEY_REVEAL=false seals nothing and shows nothing again (409), also for a key sealed before', async () => {
+    const someone = await user();
+    const token = await tokenFor(someone.email);
+    await call('POST', '/v1.2/me/api-key', token);
+    api.setHandler(createHandler(harness.deps) as unknown as LambdaHandler, settingsRoutes({ provider, store: harness.config, credentials: undefined, env: { ...SEALING_ENV, API_KEY_REVEAL: 'false' } }));
+    try {
+      expect((await call('GET', '/v1.2/me/api-key', token)).status).toBe(409);
+      expect((await call('POST', '/v1.2/me/api-key/rotate', token)).status).toBe(200);
+      const { Item } = await documents.send(new GetCommand({ TableName: harness.config.tableName, Key: itemKey.user(someone.id) }));
+      expect(Item?.sealedKey).toBeUndefined();
+      expect(((await (await call('GET', '/v1.2/me', token)).json()) as { ApiKey: { Revealable: boolean } }).ApiKey.Revealable).toBe(false);
+    } finally {
+      api.setHandler(createHandler(harness.deps) as unknown as LambdaHandler, settingsRoutes({ provider, store: harness.config, credentials: undefined, env: SEALING_ENV }));
+    }
+  });
+});
+
+/** An SES event about one message of `organizationId`, as the events queue delivers it. */
+function sesEvent(type: 'Send' | 'Delivery' | 'Bounce', organizationId: string, messageId: string, to: string, sentAt: string): string {
+  const record = variant(RECORDS[type]!, (copy) => {
+    copy.mail = mail({ messageId, destination: [to], timestamp: sentAt, commonHeaders: { from: ['Acme <noreply@example.com>'], to: [to], messageId, subject: `<b>Order</b> ${messageId}` } });
+    copy.mail.tags.OrganizationId = [organizationId];
+    if (copy.delivery) copy.delivery.recipients = [to];
+    if (copy.bounce) copy.bounce.bouncedRecipients = [{ emailAddress: to, action: 'failed', status: '5.1.1' }];
+  });
+  return JSON.stringify(eventBridge(record));
+}
+
+describe('Activity (GET /v1.2/me/messages)', () => {
+  let events: EventsDependencies;
+  beforeAll(() => {
+    const quiet = { enqueue: async () => undefined };
+    events = {
+      deliveries: new DynamoDbDeliveryStore(documents, harness.config.tableName),
+      suppressions: new DynamoDbSuppressionStore(documents, harness.config.tableName),
+      webhooks: { get: async () => undefined },
+      activity: new DynamoDbActivityStore(documents, harness.config.tableName),
+      outbox: quiet as never,
+      retentionDays: 30,
+      reputation: new DynamoDbReputationStore(documents, harness.config.tableName),
+      thresholds: { bounceRate: 0.05, complaintRate: 0.001, minSends: 200 },
+      logger: createLogger(),
+      metrics: createMetrics(),
+      now: Date.now,
+    };
+  });
+
+  it('lists the messages SES reported on, newest first, with the status the events reached (never backwards), its Organization and recipients', async () => {
+    const someone = await user({ organizations: ['Acme', 'Beta'] });
+    const [acme, beta] = someone.organizations as [{ id: string; name: string }, { id: string; name: string }];
+    // Out of order: the bounce before the send; a late delivery changes nothing after it.
+    await recordEvent(sesEvent('Bounce', acme.id, 'm-1', 'gone@example.org', '2026-11-20T10:00:00.000Z'), events);
+    await recordEvent(sesEvent('Send', acme.id, 'm-1', 'gone@example.org', '2026-11-20T10:00:00.000Z'), events);
+    await recordEvent(sesEvent('Send', beta.id, 'm-2', 'ada@example.org', '2026-11-20T11:00:00.000Z'), events);
+    await recordEvent(sesEvent('Delivery', beta.id, 'm-2', 'ada@example.org', '2026-11-20T11:00:00.000Z'), events);
+    await recordEvent(sesEvent('Send', beta.id, 'm-2', 'ada@example.org', '2026-11-20T11:00:00.000Z'), events);
+    const token = await tokenFor(someone.email);
+
+    const all = await call('GET', '/v1.2/me/messages', token);
+    expect(all.status).toBe(200);
+    expect(await all.json()).toEqual({
+      Messages: [
+        { MessageId: 'm-2', OrganizationId: beta.id, OrganizationName: 'Beta', SentAt: '2026-11-20T11:00:00.000Z', From: 'Acme <noreply@example.com>', Recipients: ['ada@example.org'], Subject: '<b>Order</b> m-2', Status: 'Delivered' },
+        { MessageId: 'm-1', OrganizationId: acme.id, OrganizationName: 'Acme', SentAt: '2026-11-20T10:00:00.000Z', From: 'Acme <noreply@example.com>', Recipients: ['gone@example.org'], Subject: '<b>Order</b> m-1', Status: 'Bounced' },
+      ],
+      Cursor: null,
+    });
+    const ids = async (query: string) => ((await (await call('GET', `/v1.2/me/messages?${query}`, token)).json()) as { Messages: { MessageId: string }[] }).Messages.map((m) => m.MessageId);
+    expect(await ids(`organizationId=${acme.id}`)).toEqual(['m-1']);
+    expect(await ids('status=Bounced')).toEqual(['m-1']);
+    expect(await ids('recipient=ADA%40example.org')).toEqual(['m-2']);
+    expect(await ids(`recipient=ada%40example.org&organizationId=${acme.id}`)).toEqual([]);
+  });
+
+  it('pages by 50 with a cursor across Organizations, showing each message once', async () => {
+    const someone = await user({ organizations: ['One', 'Two'] });
+    const store = new DynamoDbActivityStore(documents, harness.config.tableName);
+    const written: string[] = [];
+    for (let i = 0; i < 70; i++) {
+      const organizationId = someone.organizations[i % 2]!.id;
+      const sentAt = new Date(Date.UTC(2026, 10, 20, 12, 0, i)).toISOString();
+      await store.record({ messageId: `p-${i}`, organizationId, sentAt, from: 'a@example.com', recipients: ['b@example.org'], subject: 's', status: 'Sent' }, 1, 2_000_000_000);
+      written.push(`p-${i}`);
+    }
+    const token = await tokenFor(someone.email);
+    const first = (await (await call('GET', '/v1.2/me/messages', token)).json()) as { Messages: { MessageId: string }[]; Cursor: string };
+    expect(first.Messages).toHaveLength(50);
+    const second = (await (await call('GET', `/v1.2/me/messages?cursor=${first.Cursor}`, token)).json()) as { Messages: { MessageId: string }[]; Cursor: string | null };
+    expect(second.Cursor).toBeNull();
+    expect([...first.Messages, ...second.Messages].map((m) => m.MessageId)).toEqual(written.reverse());
+  });
+
+  it('refuses another Organization (403, as an unknown one), a bad status or address, and a forged cursor (400 naming the parameter)', async () => {
+    const someone = await user({ organizations: ['Mine'] });
+    const stranger = await user({ organizations: ['Theirs'] });
+    const token = await tokenFor(someone.email);
+    for (const organizationId of [stranger.organizations[0]!.id, '00000000-0000-4000-8000-000000000000', 'not-an-id']) {
+      const response = await call('GET', `/v1.2/me/messages?organizationId=${organizationId}`, token);
+      expect([response.status, ((await response.json()) as { type: string }).type]).toEqual([403, expect.stringMatching(/\/organization-forbidden$/)]);
+    }
+    const forged = Buffer.from(JSON.stringify({ [stranger.organizations[0]!.id]: '' })).toString('base64url');
+    for (const [query, pointer] of [['status=Lost', '/status'], ['recipient=nobody', '/recipient'], [`cursor=${forged}`, '/cursor']]) {
+      const response = await call('GET', `/v1.2/me/messages?${query}`, token);
+      expect([response.status, ((await response.json()) as { errors: { pointer: string }[] }).errors[0]!.pointer]).toEqual([400, pointer]);
+    }
+  });
+});
+
+describe('Suppressions (GET and DELETE /v1.2/me/suppressions)', () => {
+  it('lists each member Organization\'s suppressed addresses, removes one as "suppression remove" does, and touches no other Organization', async () => {
+    const someone = await user({ organizations: ['Acme'] });
+    const stranger = await user({ organizations: ['Theirs'] });
+    const [acme, theirs] = [someone.organizations[0]!.id, stranger.organizations[0]!.id];
+    const suppressions = new DynamoDbSuppressionStore(documents, harness.config.tableName);
+    await suppressions.add(acme, [{ address: 'gone@example.org', reason: 'Bounce', at: '2026-11-20T10:00:00.000Z' }]);
+    await suppressions.add(theirs, [{ address: 'gone@example.org', reason: 'Complaint', at: '2026-11-20T10:00:00.000Z' }]);
+    const token = await tokenFor(someone.email);
+
+    const listed = await call('GET', '/v1.2/me/suppressions', token);
+    expect(await listed.json()).toEqual({ Suppressions: [{ OrganizationId: acme, Address: 'gone@example.org', Reason: 'Bounce', At: '2026-11-20T10:00:00.000Z' }] });
+    expect((await call('GET', `/v1.2/me/suppressions?organizationId=${theirs}`, token)).status).toBe(403);
+    expect((await call('DELETE', `/v1.2/me/suppressions?organizationId=${theirs}&address=gone%40example.org`, token)).status).toBe(403);
+    expect((await call('DELETE', `/v1.2/me/suppressions?organizationId=${acme}&address=nobody`, token)).status).toBe(400);
+
+    const removed = await call('DELETE', `/v1.2/me/suppressions?organizationId=${acme}&address=GONE%40example.org`, token);
+    expect(removed.status).toBe(204);
+    expect(await suppressions.list(acme)).toEqual([]);
+    expect(await suppressions.list(theirs)).toHaveLength(1);
+    const again = await call('DELETE', `/v1.2/me/suppressions?organizationId=${acme}&address=gone%40example.org`, token);
+    expect([again.status, ((await again.json()) as { type: string }).type]).toEqual([404, expect.stringMatching(/\/not-suppressed$/)]);
   });
 });

@@ -79,3 +79,22 @@ describe('IdentityResolver', () => {
     await expect(resolver.resolve({ sub: 'u-5', exp: future() }, 'Bearer t5')).resolves.toMatchObject({ email: 'five@example.com' });
   });
 });
+
+describe('only access tokens (functions/shared/auth/token-kind.ts)', () => {
+  const jwt = (header: Record<string, unknown>) => `Bearer ${Buffer.from(JSON.stringify(header)).toString('base64url')}.e30.sig`;
+  const claims = { sub: 'u-1', email: 'ada@example.com', email_verified: 'true', exp: future() };
+
+  it('refuses a Cognito ID token (token_use "id") and takes its access token (token_use "access")', async () => {
+    const resolver = new IdentityResolver({ issuer });
+    await expect(resolver.resolve({ ...claims, token_use: 'id', aud: 'client' }, jwt({ alg: 'RS256' }))).rejects.toBeInstanceOf(InvalidAccessTokenProblem);
+    await expect(resolver.resolve({ ...claims, token_use: 'access', client_id: 'client' }, jwt({ alg: 'RS256' }))).resolves.toEqual({ subject: 'u-1', email: 'ada@example.com' });
+  });
+
+  it('takes an RFC 9068 access token (typ at+jwt) and refuses an ID token of the code flow (at_hash, nonce) or Keycloak\'s typ "ID"', async () => {
+    const resolver = new IdentityResolver({ issuer });
+    await expect(resolver.resolve({ ...claims, at_hash: 'x' }, jwt({ alg: 'RS256', typ: 'at+jwt' }))).resolves.toEqual({ subject: 'u-1', email: 'ada@example.com' });
+    for (const mark of [{ at_hash: 'x' }, { nonce: 'n' }, { c_hash: 'c' }, { typ: 'ID' }]) {
+      await expect(resolver.resolve({ ...claims, ...mark }, jwt({ alg: 'RS256', typ: 'JWT' }))).rejects.toBeInstanceOf(InvalidAccessTokenProblem);
+    }
+  });
+});

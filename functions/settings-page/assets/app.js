@@ -1,17 +1,24 @@
 // The settings page: sign-in with OpenID Connect (authorization code + PKCE, through
-// oidc-client-ts), then the signed-in user's API key and Organizations from /v1.2/me.
+// oidc-client-ts), then the signed-in user's API key, Organizations, Activity and suppression
+// lists from /v1.2/me….
 //
-// The plain API key exists only in the answer to generate/rotate, in memory and in the one
-// read-only field that shows it: never in storage, a URL or a log. Tokens are kept in
-// sessionStorage, which ends with the tab.
+// The plain API key exists only in the answers to generate, rotate and the owner's reveal
+// (GET /v1.2/me/api-key), in memory and in the one read-only field that shows it: never in
+// storage, a URL or a log. Tokens are kept in sessionStorage, which ends with the tab; only the
+// access token is ever sent (the ID token is not a bearer token, and the API refuses it).
+// Everything the API says is put on the page as text (textContent, value), never as HTML.
 
 const { UserManager, WebStorageStateStore } = window.oidc;
 
 const $ = (id) => document.getElementById(id);
 const show = (id, visible = true) => { $(id).hidden = !visible; };
 
-/** What the page shows: the signed-in user's view from GET /v1.2/me, and a key just issued. */
-const state = { me: null, newKey: null };
+/**
+ * What the page shows: the signed-in user's view from GET /v1.2/me; the plain key when one was
+ * just issued or revealed (`plain`), whether it is on screen (`shown`), and whether it was just
+ * issued while reveal is off (`once`: this is the only time it can be seen).
+ */
+const state = { me: null, plain: null, shown: false, once: false, activityCursor: null };
 let manager;
 let config;
 
@@ -37,14 +44,15 @@ async function readJson(response) {
 }
 
 /** Calls the settings API with the access token; a refused sign-in leads back to "Sign in". */
-async function api(method, path) {
+async function api(method, path, query = {}) {
   const user = await manager.getUser();
   if (!user || user.expired) {
     await manager.removeUser();
     screen('signed-out');
     throw new Stop();
   }
-  const response = await fetch(path, {
+  const search = new URLSearchParams(Object.entries(query).filter(([, value]) => value));
+  const response = await fetch(search.size > 0 ? `${path}?${search}` : path, {
     method,
     headers: { authorization: `Bearer ${user.access_token}`, accept: 'application/json' },
     cache: 'no-store',
@@ -69,16 +77,28 @@ async function api(method, path) {
 
 function renderKey() {
   const key = state.me.ApiKey;
-  show('key-new', state.newKey !== null);
-  $('new-key').value = state.newKey ?? '';
   show('key-none', key === null);
   show('key-current', key !== null);
-  if (key) {
-    $('key-masked').textContent = key.Masked;
-    const created = $('key-created');
-    created.dateTime = key.CreatedAt;
-    created.textContent = new Date(key.CreatedAt).toLocaleString();
-  }
+  if (!key) return;
+  $('key-masked').textContent = key.Masked;
+  const created = $('key-created');
+  created.dateTime = key.CreatedAt;
+  created.textContent = new Date(key.CreatedAt).toLocaleString();
+  const usable = key.Revealable || state.plain !== null;
+  show('show-key', key.Revealable);
+  show('copy-key', usable);
+  show('key-not-revealable', !usable);
+  $('show-key').setAttribute('aria-pressed', String(state.shown));
+  show('key-field', state.shown && state.plain !== null);
+  $('new-key').value = state.shown && state.plain !== null ? state.plain : '';
+  show('key-once-warning', state.once);
+  show('key-kept-note', !state.once && key.Revealable);
+}
+
+/** The plain key: in memory already, or unsealed for its owner by GET /v1.2/me/api-key. */
+async function plainKey() {
+  if (state.plain === null) state.plain = (await api('GET', '/v1.2/me/api-key')).Key;
+  return state.plain;
 }
 
 function copyButton(describedBy, text) {
@@ -88,6 +108,22 @@ function copyButton(describedBy, text) {
   button.setAttribute('aria-describedby', describedBy);
   button.addEventListener('click', () => copy(text, null));
   return button;
+}
+
+const number = (value) => new Intl.NumberFormat().format(value);
+
+function limitsText(limits) {
+  const parts = [];
+  if (limits.Rate !== null) parts.push(`${number(limits.Rate)} a second`);
+  if (limits.Daily !== null) parts.push(`${number(limits.Daily)} a day`);
+  if (limits.Weight !== 1) parts.push(`weight ${number(limits.Weight)}`);
+  return parts.length > 0 ? parts.join(', ') : 'None set';
+}
+
+function cell(text) {
+  const td = document.createElement('td');
+  td.textContent = text;
+  return td;
 }
 
 const percent = (rate) => `${Number((rate * 100).toFixed(2))} %`;
@@ -123,10 +159,97 @@ function renderOrganizations() {
     id.append(code);
     const action = document.createElement('td');
     action.append(copyButton(code.id, organization.OrganizationId));
-    row.append(name, id, action, reputationCell(organization.Reputation));
+    const daily = organization.Limits.Daily;
+    const sent = daily === null ? number(organization.SentToday) : `${number(organization.SentToday)} of ${number(daily)}`;
+    row.append(name, id, action, cell(limitsText(organization.Limits)), cell(sent), reputationCell(organization.Reputation));
     return row;
   });
   $('organizations-rows').replaceChildren(...rows);
+  const select = $('activity-organization');
+  const chosen = select.value;
+  select.replaceChildren(select.options[0], ...organizations.map((organization) => new Option(organization.Name, organization.OrganizationId)));
+  select.value = organizations.some((organization) => organization.OrganizationId === chosen) ? chosen : '';
+}
+
+const organizationName = (id) => state.me.Organizations.find((organization) => organization.OrganizationId === id)?.Name ?? id;
+const when = (iso) => {
+  const time = document.createElement('time');
+  time.dateTime = iso;
+  time.textContent = new Date(iso).toLocaleString();
+  const td = document.createElement('td');
+  td.append(time);
+  return td;
+};
+
+function activityRow(message) {
+  const row = document.createElement('tr');
+  const status = document.createElement('td');
+  const badge = document.createElement('span');
+  badge.className = `badge ${message.Status}`;
+  badge.textContent = message.Status;
+  status.append(badge);
+  row.append(when(message.SentAt), cell(message.Recipients.join(', ')), cell(message.Subject), status, cell(message.OrganizationName || organizationName(message.OrganizationId)));
+  return row;
+}
+
+/** The first page for the filters as they are (`more` false), or the next page after the last one. */
+async function loadActivity(more) {
+  const page = await api('GET', '/v1.2/me/messages', {
+    organizationId: $('activity-organization').value,
+    status: $('activity-status').value,
+    recipient: $('activity-recipient').value.trim(),
+    cursor: more ? state.activityCursor : '',
+  });
+  const rows = page.Messages.map(activityRow);
+  if (more) $('activity-rows').append(...rows);
+  else $('activity-rows').replaceChildren(...rows);
+  state.activityCursor = page.Cursor;
+  const any = $('activity-rows').children.length > 0;
+  show('activity-table', any);
+  show('activity-none', !any);
+  // The last page hides Load more: keep keyboard focus in the panel rather than losing it.
+  const focusWasOnMore = document.activeElement === $('activity-more');
+  show('activity-more', page.Cursor !== null);
+  if (focusWasOnMore && page.Cursor === null) $('activity').focus();
+}
+
+/** Today's use moves as mail is sent: the Organizations are read again each time they are shown. */
+async function refreshOrganizations() {
+  const me = await api('GET', '/v1.2/me');
+  state.me = { ...state.me, Organizations: me.Organizations };
+  renderOrganizations();
+}
+
+async function loadSuppressions() {
+  const { Suppressions: list } = await api('GET', '/v1.2/me/suppressions');
+  const rows = list.map((suppression) => {
+    const row = document.createElement('tr');
+    const action = document.createElement('td');
+    const remove = document.createElement('button');
+    remove.type = 'button';
+    remove.textContent = 'Remove';
+    remove.setAttribute('aria-label', `Remove ${suppression.Address}`);
+    remove.addEventListener('click', () => {
+      const name = organizationName(suppression.OrganizationId);
+      const sure = window.confirm(`Remove ${suppression.Address} from the suppression list of ${name}?\n\nMessages to it will be sent again. If it still bounces or complains, it comes back.`);
+      if (!sure) return;
+      act(remove, async () => {
+        await api('DELETE', '/v1.2/me/suppressions', { organizationId: suppression.OrganizationId, address: suppression.Address });
+        row.remove();
+        const any = $('suppressions-rows').children.length > 0;
+        show('suppressions-table', any);
+        show('suppressions-none', !any);
+        $('suppressions').focus();
+        say(`${suppression.Address} was removed from the suppression list of ${name}.`);
+      });
+    });
+    action.append(remove);
+    row.append(cell(organizationName(suppression.OrganizationId)), cell(suppression.Address), cell(suppression.Reason), when(suppression.At), action);
+    return row;
+  });
+  $('suppressions-rows').replaceChildren(...rows);
+  show('suppressions-table', rows.length > 0);
+  show('suppressions-none', rows.length === 0);
 }
 
 function render() {
@@ -137,19 +260,25 @@ function render() {
   screen('settings');
 }
 
-/** Shows the side menu's panel named by the URL fragment (API Key unless it says otherwise). */
+const PANELS = ['api-key', 'organizations', 'activity', 'suppressions'];
+
+/** Shows the side menu's panel named by the URL fragment (API Key unless it says otherwise), loading what it lists. */
 function selectPanel(moveFocus) {
-  const panel = location.hash === '#organizations' ? 'organizations' : 'api-key';
-  show('api-key', panel === 'api-key');
-  show('organizations', panel === 'organizations');
-  for (const [link, name] of [['nav-api-key', 'api-key'], ['nav-organizations', 'organizations']]) {
-    if (name === panel) $(link).setAttribute('aria-current', 'page');
-    else $(link).removeAttribute('aria-current');
+  const named = location.hash.slice(1);
+  const panel = PANELS.includes(named) ? named : 'api-key';
+  for (const name of PANELS) {
+    show(name, name === panel);
+    if (name === panel) $(`nav-${name}`).setAttribute('aria-current', 'page');
+    else $(`nav-${name}`).removeAttribute('aria-current');
   }
   if (moveFocus) {
     say('');
     $(panel).focus();
   }
+  const load = { organizations: refreshOrganizations, activity: () => loadActivity(false), suppressions: loadSuppressions }[panel];
+  load?.().catch((error) => {
+    if (!(error instanceof Stop)) say(`Something went wrong: ${error.message}`, true);
+  });
 }
 
 async function copy(text, field) {
@@ -176,37 +305,68 @@ async function act(button, action) {
   }
 }
 
-function issued(view, message) {
-  state.newKey = view.Key;
-  state.me = { ...state.me, ApiKey: { Masked: view.Masked, CreatedAt: view.CreatedAt } };
+function issued(view, what) {
+  const reveal = config.keyReveal !== false;
+  state.plain = view.Key;
+  state.shown = true;
+  state.once = !reveal;
+  state.me = { ...state.me, ApiKey: { Masked: view.Masked, CreatedAt: view.CreatedAt, Revealable: reveal } };
   renderKey();
   $('new-key').focus();
   $('new-key').select();
-  say(message);
+  say(reveal ? `${what} You can show and copy it here again later.` : `${what} It is shown once: copy it now.`);
+}
+
+function forgetKey() {
+  state.plain = null;
+  state.shown = false;
+  state.once = false;
 }
 
 function wireKeyActions() {
   $('generate').addEventListener('click', (event) =>
-    act(event.currentTarget, async () => issued(await api('POST', '/v1.2/me/api-key'), 'Your new API key is shown once. Copy it now.')),
+    act(event.currentTarget, async () => issued(await api('POST', '/v1.2/me/api-key'), 'Your new API key is ready.')),
   );
   $('rotate').addEventListener('click', (event) => {
     const sure = window.confirm('Rotate your API key?\n\nA new key replaces it; the current key stops working within a minute, wherever it is used.');
     if (!sure) return;
-    act(event.currentTarget, async () => issued(await api('POST', '/v1.2/me/api-key/rotate'), 'Your key was rotated. The new key is shown once. Copy it now.'));
+    forgetKey();
+    act(event.currentTarget, async () => issued(await api('POST', '/v1.2/me/api-key/rotate'), 'Your key was rotated.'));
   });
+  $('show-key').addEventListener('click', (event) =>
+    act(event.currentTarget, async () => {
+      if (state.shown) {
+        state.shown = false;
+        state.once = false;
+      } else {
+        await plainKey();
+        state.shown = true;
+      }
+      renderKey();
+    }),
+  );
+  // Copies the full key whether it is on screen or not.
+  $('copy-key').addEventListener('click', (event) => act(event.currentTarget, async () => copy(await plainKey(), state.shown ? $('new-key') : null)));
   $('revoke').addEventListener('click', (event) => {
     const sure = window.confirm('Revoke your API key?\n\nIt stops working within a minute, wherever it is used. You can generate a new one afterwards.');
     if (!sure) return;
     act(event.currentTarget, async () => {
       await api('DELETE', '/v1.2/me/api-key');
-      state.newKey = null;
+      forgetKey();
       state.me = { ...state.me, ApiKey: null };
       renderKey();
       $('generate').focus();
       say('Your API key was revoked.');
     });
   });
-  $('copy-key').addEventListener('click', () => copy($('new-key').value, $('new-key')));
+}
+
+function wireLists() {
+  $('activity-filters').addEventListener('submit', (event) => {
+    event.preventDefault();
+    act($('activity-search'), () => loadActivity(false));
+  });
+  $('activity-more').addEventListener('click', (event) => act(event.currentTarget, () => loadActivity(true)));
 }
 
 function wireProfileMenu() {
@@ -255,20 +415,23 @@ function wireProfileMenu() {
 }
 
 async function signOut() {
-  const user = await manager.getUser();
+  // The user (and its ID token) is removed first, so no id_token_hint goes into the sign-out URL.
   await manager.removeUser();
   state.me = null;
-  state.newKey = null;
+  forgetKey();
   if (config.logoutUrl) {
     // Cognito's managed login ends its session at its own /logout, not at an end_session_endpoint.
     location.assign(config.logoutUrl);
     return;
   }
-  await manager.signoutRedirect({ id_token_hint: user?.id_token });
+  // No id_token_hint: the ID token stays out of URLs (history, the provider's logs); the client id
+  // names the page instead, and the provider asks to confirm the sign-out.
+  await manager.signoutRedirect();
 }
 
 async function main() {
   wireKeyActions();
+  wireLists();
   wireProfileMenu();
   $('sign-in').addEventListener('click', () => manager.signinRedirect());
   $('no-access-sign-out').addEventListener('click', () => signOut());

@@ -19,15 +19,17 @@ export const API_ROUTES = {
   cancel: { path: '/v1.2/email/cancel', methods: ['POST'] },
   // The settings API (functions/me), behind the JWT authorizer.
   me: { path: '/v1.2/me', methods: ['GET'] },
-  meApiKey: { path: '/v1.2/me/api-key', methods: ['POST', 'DELETE'] },
+  meApiKey: { path: '/v1.2/me/api-key', methods: ['GET', 'POST', 'DELETE'] },
   meApiKeyRotate: { path: '/v1.2/me/api-key/rotate', methods: ['POST'] },
+  meMessages: { path: '/v1.2/me/messages', methods: ['GET'] },
+  meSuppressions: { path: '/v1.2/me/suppressions', methods: ['GET', 'DELETE'] },
   // The settings page (functions/settings-page), public static files.
   settingsPage: { path: '/settings', methods: ['GET'] },
   settingsAssets: { path: '/settings/{proxy+}', methods: ['GET'] },
 } as const satisfies Record<string, ApiRoute>;
 
 /** The routes the settings API serves, each behind the JWT authorizer. */
-export const ME_ROUTES: readonly ApiRoute[] = [API_ROUTES.me, API_ROUTES.meApiKey, API_ROUTES.meApiKeyRotate];
+export const ME_ROUTES: readonly ApiRoute[] = [API_ROUTES.me, API_ROUTES.meApiKey, API_ROUTES.meApiKeyRotate, API_ROUTES.meMessages, API_ROUTES.meSuppressions];
 /** The routes of the settings page's files: public. */
 export const SETTINGS_PAGE_ROUTES: readonly ApiRoute[] = [API_ROUTES.settingsPage, API_ROUTES.settingsAssets];
 

@@ -23,28 +23,36 @@ import type { DeleteCommandInput, PutCommandInput, UpdateCommandInput } from '@a
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { generateApiKey, hashApiKey, keyLastFour, maskApiKey } from '../domain/api-keys';
 import { parseEmailAddress } from '../domain/email-address';
+import type { OrganizationLimits } from '../domain/org-limits';
+import { readLimits } from '../domain/org-limits';
 import type { Pause } from '../domain/reputation';
 import { conditionally, unlessConditionFails } from './conditions';
 import { readPause } from './organization-pause';
 import type { IssuedKey, KeySummary, User } from './records';
 import { RecordConflictError, RecordNotFoundError } from './records';
-import { ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, itemKey } from './table';
+import { LIMITS_ATTRIBUTE, ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, itemKey } from './table';
 
 export interface StoredUser extends User {
   readonly keyHash?: string;
   readonly keyLastFour?: string;
   readonly keyCreatedAt?: string;
+  /** The key sealed for its owner (functions/me/key-reveal.ts); absent when it was made with reveal off or before it. */
+  readonly sealedKey?: string;
   /** Organizations the user is a member of (kept beside the Organization's own member set). */
   readonly organizations: readonly string[];
 }
 
 type Item = Record<string, unknown>;
 
-/** The key fields a change sets on the user item (issue 24 adds the sealed key beside them). */
+/** Seals a new key for its user before it is stored (the settings API, with reveal on); see functions/me/key-reveal.ts. */
+export type SealKey = (key: string, userId: string) => Promise<string>;
+
+/** The key fields a change sets on the user item: the hash, and beside it the key sealed for its owner (reveal on). */
 interface NewKeyFields {
   readonly keyHash: string;
   readonly keyLastFour: string;
   readonly keyCreatedAt: string;
+  readonly sealedKey?: string | undefined;
 }
 
 /** One key change, as the writes that make it (see the file's opening comment). */
@@ -94,8 +102,8 @@ export class DynamoDbKeyStore {
     });
   }
 
-  /** The user's Organizations with their names, sorted by name. */
-  async organizationsOf(user: StoredUser): Promise<{ readonly id: string; readonly name: string; readonly paused: Pause | undefined }[]> {
+  /** The user's Organizations with their names, limits and pauses, sorted by name. */
+  async organizationsOf(user: StoredUser): Promise<{ readonly id: string; readonly name: string; readonly limits: OrganizationLimits; readonly paused: Pause | undefined }[]> {
     if (user.organizations.length === 0) return [];
     const { Responses } = await this.client.send(
       new BatchGetCommand({
@@ -112,22 +120,22 @@ export class DynamoDbKeyStore {
     );
     return (Responses?.[this.tableName] ?? [])
       .filter((item) => item.members instanceof Set && item.members.has(user.id))
-      .map((item) => ({ id: String(item.organizationId), name: String(item.name), paused: readPause(item) }))
+      .map((item) => ({ id: String(item.organizationId), name: String(item.name), limits: readLimits(item[LIMITS_ATTRIBUTE]), paused: readPause(item) }))
       .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
   }
 
   /** Creates the user's key; refuses when the user already has one (that is `rotate`). */
-  async generate(userId: string): Promise<IssuedKey> {
+  async generate(userId: string, seal?: SealKey): Promise<IssuedKey> {
     const user = await this.getUser(userId);
     if (user.keyHash) throw new RecordConflictError(`user ${user.id} already has a key; use "key rotate" to replace it`);
-    return this.writeKey(user.id, undefined);
+    return this.writeKey(user.id, undefined, seal);
   }
 
   /** Replaces the user's key atomically: the old one stops working as the new one starts. */
-  async rotate(userId: string): Promise<IssuedKey> {
+  async rotate(userId: string, seal?: SealKey): Promise<IssuedKey> {
     const user = await this.getUser(userId);
     if (!user.keyHash) throw new RecordNotFoundError(`user ${user.id} has no key; use "key generate" to create one`);
-    return this.writeKey(user.id, user.keyHash);
+    return this.writeKey(user.id, user.keyHash, seal);
   }
 
   /** The masked key and its creation time, or undefined when the user has none. */
@@ -183,10 +191,12 @@ export class DynamoDbKeyStore {
     return removed;
   }
 
-  private async writeKey(userId: string, oldHash: string | undefined): Promise<IssuedKey> {
+  private async writeKey(userId: string, oldHash: string | undefined, seal: SealKey | undefined): Promise<IssuedKey> {
     const key = generateApiKey();
     const createdAt = this.now().toISOString();
-    await this.apply(this.keyChange(userId, oldHash, { keyHash: hashApiKey(key), keyLastFour: keyLastFour(key), keyCreatedAt: createdAt }));
+    // Sealed beside its hash, in the same conditional write; a key made without sealing leaves none of the old one's.
+    const sealedKey = seal ? await seal(key, userId) : undefined;
+    await this.apply(this.keyChange(userId, oldHash, { keyHash: hashApiKey(key), keyLastFour: keyLastFour(key), keyCreatedAt: createdAt, sealedKey }));
     return { userId, key, createdAt };
   }
 
@@ -197,10 +207,10 @@ export class DynamoDbKeyStore {
   private keyChange(userId: string, oldHash: string | undefined, next: NewKeyFields | undefined): KeyChange {
     const condition = oldHash ? 'attribute_exists(pk) AND keyHash = :expected' : 'attribute_exists(pk) AND attribute_not_exists(keyHash)';
     const values: Item = { ...(oldHash && { ':expected': oldHash }) };
-    let update = 'REMOVE keyHash, keyLastFour, keyCreatedAt';
+    let update = 'REMOVE keyHash, keyLastFour, keyCreatedAt, sealedKey';
     if (next) {
-      update = 'SET keyHash = :hash, keyLastFour = :lastFour, keyCreatedAt = :createdAt';
-      Object.assign(values, { ':hash': next.keyHash, ':lastFour': next.keyLastFour, ':createdAt': next.keyCreatedAt });
+      update = `SET keyHash = :hash, keyLastFour = :lastFour, keyCreatedAt = :createdAt${next.sealedKey ? ', sealedKey = :sealed' : ' REMOVE sealedKey'}`;
+      Object.assign(values, { ':hash': next.keyHash, ':lastFour': next.keyLastFour, ':createdAt': next.keyCreatedAt, ...(next.sealedKey && { ':sealed': next.sealedKey }) });
     }
     return {
       userId,
@@ -249,6 +259,7 @@ function toUser(id: string, item: Item): StoredUser {
       keyHash: item.keyHash,
       keyLastFour: String(item.keyLastFour),
       keyCreatedAt: String(item.keyCreatedAt),
+      ...(typeof item.sealedKey === 'string' && { sealedKey: item.sealedKey }),
     }),
   };
 }

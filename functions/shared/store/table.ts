@@ -5,7 +5,7 @@
  * | item                | pk                   | sk      | attributes                                      |
  * |---------------------|----------------------|---------|-------------------------------------------------|
  * | API key             | KEY#<sha256 of key>  | KEY     | userId, createdAt                               |
- * | user                | USER#<userId>        | USER    | email, keyHash?, keyLastFour?, keyCreatedAt?    |
+ * | user                | USER#<userId>        | USER    | email, keyHash?, keyLastFour?, keyCreatedAt?, sealedKey? |
  * | user e-mail (unique)| EMAIL#<lower email>  | EMAIL   | userId                                          |
  * | Organization        | ORG#<orgId>          | ORG     | name, members (string set), senders (string set), limits? |
  * | send-rate budget    | BUDGET#ses-send-rate | BUDGET  | tat (epoch ms), orgs (fair share), v, expiresAt |
@@ -19,6 +19,8 @@
  * dynamodb-reputation-store.ts), so the send path learns it from the read it already makes.
  * | scheduled message   | SCHED#<scheduleId>   | SCHED   | organizationId, userId, state, sendAt, dueAt, body? (see schedules/) |
  * | … its larger body   | SCHED#<scheduleId>   | PART#nnnn | data (binary), expiresAt                      |
+ * | activity            | ACT#<orgId>          | <sent at>#<msgId> | messageId, sentAt, from, recipients, subject, status, v, expiresAt |
+ * | activity, by address| ACTR#<orgId>#<address> | <sent at>#<msgId> | the same row, once per recipient          |
  */
 import { asciiLowerCase } from '../domain/unicode';
 
@@ -39,6 +41,8 @@ const P = PARTITIONS;
 export const DELIVERY_PARTITIONS = { message: 'MSG#', suppression: 'SUPP#', webhook: 'HOOK#', reputation: 'REP#' } as const;
 /** Scheduled messages (CONTRACT section 13): written by the send function, read and moved on by the scheduled-send, cancel and status functions. */
 export const SCHEDULE_PARTITION = 'SCHED#';
+/** Partitions of the settings page's Activity list (store/dynamodb-activity-store.ts): written by the events function, read by the settings API. */
+export const ACTIVITY_PARTITIONS = { organization: 'ACT#', recipient: 'ACTR#' } as const;
 const D = DELIVERY_PARTITIONS;
 
 /**
@@ -48,9 +52,9 @@ const D = DELIVERY_PARTITIONS;
 export const USER_KEY_ATTRIBUTES = ['pk', 'sk', 'keyHash'] as const;
 export const USER_KEY_PROJECTION = USER_KEY_ATTRIBUTES.join(', ');
 /** The user item's key fields: all a key change writes there (dynamodb-key-store.ts), and all the settings API may. */
-export const USER_KEY_FIELDS = ['keyHash', 'keyLastFour', 'keyCreatedAt'] as const;
-/** What the settings API reads of an Organization: its name, the members that say the user may see it, and its pause. */
-export const ORGANIZATION_NAME_ATTRIBUTES = ['pk', 'sk', 'organizationId', 'name', 'members', 'pausedAt', 'pausedReason'] as const;
+export const USER_KEY_FIELDS = ['keyHash', 'keyLastFour', 'keyCreatedAt', 'sealedKey'] as const;
+/** What the settings API reads of an Organization: its name, the members that say the user may see it, its pause and its limits. */
+export const ORGANIZATION_NAME_ATTRIBUTES = ['pk', 'sk', 'organizationId', 'name', 'members', 'pausedAt', 'pausedReason', 'limits'] as const;
 
 /** The Organization item's count of suppressed addresses (an upper bound: see dynamodb-suppression-store.ts). */
 export const SUPPRESSION_COUNT_ATTRIBUTE = 'suppressions';
@@ -80,6 +84,13 @@ export const itemKey = {
   /** A scheduled message's head item; its body's parts, when it has any, share the partition. */
   schedule: (scheduleId: string) => ({ pk: schedulePartition(scheduleId), sk: 'SCHED' }),
   schedulePart: (scheduleId: string, part: number) => ({ pk: schedulePartition(scheduleId), sk: `PART#${String(part).padStart(4, '0')}` }),
+  /** One message in its Organization's Activity list (sort key: send time, then message id). */
+  activity: (organizationId: string, sortKey: string) => ({ pk: `${ACTIVITY_PARTITIONS.organization}${organizationId.toLowerCase()}`, sk: sortKey }),
+  /** The same message in the list of one of its recipients (lower-case). */
+  recipientActivity: (organizationId: string, address: string, sortKey: string) => ({
+    pk: `${ACTIVITY_PARTITIONS.recipient}${organizationId.toLowerCase()}#${address.toLowerCase()}`,
+    sk: sortKey,
+  }),
 };
 
 export function schedulePartition(scheduleId: string): string {

@@ -6,6 +6,7 @@
  */
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import type { JWTPayload } from 'jose';
+import { isAccessToken } from '../../../functions/shared/auth/token-kind';
 import type { JwtAuthorization, JwtAuthorizer } from './routing';
 
 export interface JwtAuthorizerOptions {
@@ -45,7 +46,10 @@ export function createJwtAuthorizer(options: JwtAuthorizerOptions): JwtAuthorize
     try {
       // API Gateway accepts RSA signatures only, and refuses a token without `exp` (one that
       // would never expire); so does this check.
-      const { payload } = await jwtVerify(token, await keys(), { issuer: options.issuer, algorithms: ['RS256', 'RS384', 'RS512'], requiredClaims: ['exp'] });
+      const { payload, protectedHeader } = await jwtVerify(token, await keys(), { issuer: options.issuer, algorithms: ['RS256', 'RS384', 'RS512'], requiredClaims: ['exp'] });
+      // API Gateway would let an ID token through to the function, which refuses it; refusing it
+      // here too gives the same 401 without a call (functions/shared/auth/token-kind.ts).
+      if (!isAccessToken(payload, protectedHeader as unknown as Record<string, unknown>)) return undefined;
       const audiences = [payload.aud ?? [], payload.client_id ?? []].flat().map(String);
       if (!audiences.some((audience) => options.audience.includes(audience))) return undefined;
       const scope = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : null;

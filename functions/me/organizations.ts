@@ -1,0 +1,64 @@
+/**
+ * The signed-in user's Organizations as the settings page shows them: name and id, the limits
+ * the operator set (domain/org-limits.ts, read from the Organization item the membership check
+ * reads anyway) and today's use of the daily quota (store/dynamodb-daily-usage.ts). Also the one
+ * membership rule of every `/v1.2/me` endpoint that names an Organization: a member's only,
+ * and an unknown Organization answers exactly as another's does (403).
+ */
+import type { OrganizationLimits } from '../shared/domain/org-limits';
+import { utcDay } from '../shared/domain/org-limits';
+import type { Pause } from '../shared/domain/reputation';
+import { reputationView, summarise } from '../shared/domain/reputation';
+import { OrganizationForbiddenProblem } from '../shared/http/problems';
+import type { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
+import type { DailyUsage } from '../shared/store/ports';
+import { withStorageFaults } from '../shared/store/storage-errors';
+
+export interface MemberOrganization {
+  readonly id: string;
+  readonly name: string;
+  readonly limits: OrganizationLimits;
+  readonly paused: Pause | undefined;
+}
+
+export interface OrganizationView {
+  readonly OrganizationId: string;
+  readonly Name: string;
+  /** Recipients per second, recipients per UTC day (null: not set) and the fair-share weight. */
+  readonly Limits: { readonly Rate: number | null; readonly Daily: number | null; readonly Weight: number };
+  /** Recipients sent today (UTC), against `Limits.Daily`. */
+  readonly SentToday: number;
+  /** Its bounce and complaint rates over 7 days, and whether (since when, why) it is paused. */
+  readonly Reputation: ReturnType<typeof reputationView>;
+}
+
+/** The Organization of that id among the user's, or 403 (unknown or not a member: the same answer). */
+export function memberOrganization(member: readonly MemberOrganization[], organizationId: string | undefined): MemberOrganization {
+  const id = organizationId?.trim().toLowerCase();
+  const found = member.find((organization) => organization.id === id);
+  if (!found) throw new OrganizationForbiddenProblem();
+  return found;
+}
+
+/** `now`: the clock the reputation window ends at. */
+export async function organizationViews(
+  member: readonly MemberOrganization[],
+  usage: Pick<DailyUsage, 'used'>,
+  reputations: Pick<DynamoDbReputationStore, 'readMany'>,
+  now: number,
+): Promise<OrganizationView[]> {
+  const day = utcDay(now);
+  const [sent, byId] = await withStorageFaults(() =>
+    Promise.all([
+      Promise.all(member.map((organization) => usage.used(organization.id, day))),
+      member.length === 0 ? new Map<string, never>() : reputations.readMany(member.map(({ id }) => id), now),
+    ]),
+  );
+  return member.map(({ id, name, limits, paused }, i) => ({
+    OrganizationId: id,
+    Name: name,
+    Limits: { Rate: limits.rate ?? null, Daily: limits.daily ?? null, Weight: limits.weight },
+    SentToday: sent[i]!,
+    Reputation: reputationView(byId.get(id) ?? summarise(() => undefined, now), paused),
+  }));
+}
