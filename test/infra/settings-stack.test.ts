@@ -117,7 +117,7 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
         Action: 'dynamodb:UpdateItem',
         Resource: table,
         // Never the e-mail address or the memberships of a user (security audit round 2, finding 7).
-        Condition: { ...leadingKeys('USER#'), ...onlyAttributes('pk', 'sk', 'keyHash', 'keyLastFour', 'keyCreatedAt') },
+        Condition: { ...leadingKeys('USER#'), ...onlyAttributes('pk', 'sk', 'keyHash', 'keyLastFour', 'keyCreatedAt', 'sealedKey') },
       },
       { Sid: 'KeyItems', Effect: 'Allow', Action: ['dynamodb:DeleteItem', 'dynamodb:PutItem'], Resource: table, Condition: leadingKeys('KEY#') },
       {
