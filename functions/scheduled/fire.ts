@@ -91,9 +91,14 @@ export async function fireSchedule(scheduleId: string, deadline: number, deps: F
   try {
     return await sendClaimed(head, message, claimId, deadline, deps);
   } catch (error) {
-    // A fault of the table or the access store: give the claim back, due again after a backoff.
+    // A fault of the table or the access store: give the claim back, due again after a backoff,
+    // unless the message was already handed to SES (InFlight): it may have been sent (say SES
+    // took it and only the `Sent` record failed), so it is never sent again. It stays InFlight,
+    // and the firing after its lease lapses records it OutcomeUnknown.
     const until = deps.now() + backoff(head.attempts + 1);
-    if (await deps.schedules.retry(scheduleId, claimId, until, deps.now()).catch(() => false)) await deps.timer.arm(scheduleId, until, head.attempts + 1);
+    const again = await deps.schedules.retry(scheduleId, claimId, until, deps.now(), false).catch(() => false);
+    if (again) await deps.timer.arm(scheduleId, until, head.attempts + 1);
+    else await deps.timer.arm(scheduleId, deadline + LEASE_GRACE_MS + EARLY_MS, head.attempts + 1).catch(() => undefined);
     throw error;
   }
 }

@@ -107,6 +107,29 @@ describe('fireSchedule', () => {
     expect((await harness.sentEmails()).filter((e) => e.subject === subject)).toHaveLength(0);
   });
 
+  it('never sends twice a message SES took when recording it Sent failed: it stays InFlight, then OutcomeUnknown', async () => {
+    const timer = recordingTimer();
+    const subject = `sent-unrecorded ${randomUUID()}`;
+    const scheduled = await scheduleThroughHandler(timer, [message({ Subject: subject, SendAt: sendAtIn(1_000) })]);
+    const scheduleId = scheduled.body.Messages[0].ScheduleId as string;
+    const store = harness.deps.scheduling.schedules;
+    // SES takes the message; the write that records it Sent fails (a throttled or unreachable table).
+    const failingFinish = Object.assign(Object.create(Object.getPrototypeOf(store)) as typeof store, store, {
+      finish: async () => {
+        throw new Error('table unavailable');
+      },
+    });
+    const due = () => Date.now() + 2_000;
+    const deadline = Date.now() + 10_000;
+    await expect(fireSchedule(scheduleId, deadline, { ...fireDeps(timer, { now: due }), schedules: failingFinish })).rejects.toThrow('table unavailable');
+    expect((await store.heads([scheduleId])).get(scheduleId)).toMatchObject({ state: 'InFlight' });
+    // Woken again after the firing's lease: recorded OutcomeUnknown, and not sent a second time.
+    const afterLease = () => deadline + 60_000;
+    expect(await fireSchedule(scheduleId, afterLease() + 10_000, fireDeps(timer, { now: afterLease }))).toEqual({ kind: 'done', state: 'Failed' });
+    expect((await store.heads([scheduleId])).get(scheduleId)).toMatchObject({ state: 'Failed', error: { Code: 'OutcomeUnknown' } });
+    expect((await harness.sentEmails()).filter((e) => e.subject === subject)).toHaveLength(1);
+  });
+
   it('reports Expired when the message\'s ExpirationDateTime passed before its turn', async () => {
     const timer = recordingTimer();
     const subject = `expired ${randomUUID()}`;

@@ -93,7 +93,12 @@ export interface ScheduleStore {
   inFlight(scheduleId: string, claimId: string, now: number): Promise<void>;
   finish(scheduleId: string, claimId: string | undefined, outcome: Finish, now: number): Promise<boolean>;
   /** Claimed/InFlight (not handed to SES after all) → Scheduled again, due at `dueAt`. */
-  retry(scheduleId: string, claimId: string, dueAt: number, now: number): Promise<boolean>;
+  /**
+   * Claimed (or, with `fromInFlight`, InFlight: its send ended and was certainly not made) →
+   * Scheduled, due at `dueAt`. After a fault the outcome of an InFlight send is not known, so a
+   * fault's retry passes `fromInFlight: false` and such a schedule ends OutcomeUnknown instead.
+   */
+  retry(scheduleId: string, claimId: string, dueAt: number, now: number, fromInFlight?: boolean): Promise<boolean>;
   /** Scheduled → Cancelled, for the schedule's own Organization only. */
   cancel(scheduleId: string, organizationId: string, now: number): Promise<boolean>;
   /** Every schedule not yet final, with when it is due (the local stack re-arms them on start). */
@@ -290,12 +295,19 @@ export class DynamoDbScheduleStore implements ScheduleStore {
     );
   }
 
-  retry(scheduleId: string, claimId: string, dueAt: number, now: number): Promise<boolean> {
+  retry(scheduleId: string, claimId: string, dueAt: number, now: number, fromInFlight = true): Promise<boolean> {
     return this.update(
       scheduleId,
       '#state = :scheduled, dueAt = :due, updatedAt = :at',
-      '(#state = :claimed OR #state = :inFlight) AND claimId = :claim',
-      { ':scheduled': 'Scheduled', ':claimed': 'Claimed', ':inFlight': 'InFlight', ':claim': claimId, ':due': dueAt, ':at': new Date(now).toISOString() },
+      fromInFlight ? '(#state = :claimed OR #state = :inFlight) AND claimId = :claim' : '#state = :claimed AND claimId = :claim',
+      {
+        ':scheduled': 'Scheduled',
+        ':claimed': 'Claimed',
+        ...(fromInFlight && { ':inFlight': 'InFlight' }),
+        ':claim': claimId,
+        ':due': dueAt,
+        ':at': new Date(now).toISOString(),
+      },
       'claimId, leaseUntil',
     );
   }
