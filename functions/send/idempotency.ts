@@ -65,6 +65,11 @@ export class IdempotentSession {
     return this.record.claimId;
   }
 
+  /** When the first attempt of this request began (epoch ms, to the second below): a resumed retry decides by it what was scheduled. */
+  get startedAt(): number {
+    return (this.record.expiresAt - IDEMPOTENCY_TTL_SECONDS) * 1_000;
+  }
+
   inFlight(index: number): Promise<void> {
     return this.store.checkpoint(this.record.scope, this.record.claimId, { index, state: 'IN_FLIGHT' }, this.record.expiresAt);
   }

@@ -92,28 +92,32 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     ({ session, known } = began);
   }
 
-  const now = deps.now();
+  // Which messages wait for their SendAt is decided by the first attempt's clock: a retry that
+  // resumes it after a SendAt passed must not send now what the first attempt scheduled.
+  const now = session ? Math.min(deps.now(), session.startedAt) : deps.now();
   const unsent = request.messages.filter((message) => !known.has(message.index));
   const hooks = session && checkpointHooks(session, deps.logger, input.requestId);
+  // Sent first, scheduled after: a fault that fails the request (503: storage) then comes before
+  // anything was scheduled, so nothing is scheduled twice by a client's retry.
+  const sending = await deliver(
+    unsent.filter((message) => !isScheduled(message.sendAt, now)),
+    organization,
+    { deadline: input.deadline, ...hooks },
+    { ...deps, requestId: input.requestId },
+  );
   const scheduled = await scheduleMessages(
     unsent.filter((message) => isScheduled(message.sendAt, now)),
     {
       organizationId: request.organizationId,
       userId: caller.userId,
       seed: session?.claimId,
-      now,
+      now: deps.now(),
       concurrency: deps.config.sendConcurrency,
       retentionDays: deps.config.statusRetentionDays,
       logger: deps.logger,
       onResult: hooks?.onResult,
     },
     deps.scheduling,
-  );
-  const sending = await deliver(
-    unsent.filter((message) => !isScheduled(message.sendAt, now)),
-    organization,
-    { deadline: input.deadline, ...hooks },
-    { ...deps, requestId: input.requestId },
   );
   const byIndex = new Map([...known, ...scheduled, ...sending.results]);
   const results = request.messages.map((message) => byIndex.get(message.index) as MessageResult);
@@ -160,15 +164,23 @@ export async function deliver(
   const quota = await takeDailyQuota(sendable, organization, deps.dailyUsage, deps.now());
   for (const result of quota?.refused.values() ?? []) await options.onResult?.(result);
   const limits = organization.limits;
-  const sending = await sendMessages(quota ? sendable.filter((message) => !quota.refused.has(message.index)) : sendable, {
-    organizationId: organization.organizationId,
-    sharer: { organizationId: organization.organizationId, weight: limits?.weight ?? 1, rate: limits?.rate },
-    mailer: timedMailer(deps.mailer, deps.metrics, deps.now),
-    concurrency: deps.config.sendConcurrency,
-    now: deps.now,
-    pacer: deps.pacer,
-    ...options,
-  });
+  let sending: Awaited<ReturnType<typeof sendMessages>>;
+  try {
+    sending = await sendMessages(quota ? sendable.filter((message) => !quota.refused.has(message.index)) : sendable, {
+      organizationId: organization.organizationId,
+      sharer: { organizationId: organization.organizationId, weight: limits?.weight ?? 1, rate: limits?.rate },
+      mailer: timedMailer(deps.mailer, deps.metrics, deps.now),
+      concurrency: deps.config.sendConcurrency,
+      now: deps.now,
+      pacer: deps.pacer,
+      ...options,
+    });
+  } catch (error) {
+    // Nothing was sent (the budget could not be reached before the first message): the quota taken goes back.
+    const taken = [...(quota?.taken.values() ?? [])].reduce((sum, units) => sum + units, 0);
+    if (quota && taken > 0) await deps.dailyUsage.giveBack(organization.organizationId, quota.day, taken).catch(() => undefined);
+    throw error;
+  }
   if (quota) {
     await settleDailyQuota(quota, organization.organizationId, sending.results, deps.dailyUsage).catch((error: unknown) => {
       // Units not given back only make the quota stricter for the rest of the day; nothing is sent twice.
