@@ -57,8 +57,10 @@ const EARLY_MS = 1_000;
 /** A claim outlives the firing's deadline by this much before another may take it over. */
 const LEASE_GRACE_MS = 5_000;
 /** Failures that waiting can cure: the message has not been handed to SES, and may be later. */
-// A paused Organization's scheduled mail waits for `org resume` (within MAX_WAIT_MS) rather than failing at once.
-const WAIT_CODES: ReadonlySet<FailureCode> = new Set(['Throttled', 'QuotaExceeded', 'SesUnavailable', 'DeadlineExceeded', 'StorageUnavailable', 'OrganizationPaused']);
+// A paused Organization's scheduled mail waits for `org resume`, and mail SES refused while it had
+// paused the Organization's tenant (or the account) for that pause to be lifted, within
+// MAX_WAIT_MS, rather than failing at once.
+const WAIT_CODES: ReadonlySet<FailureCode> = new Set(['Throttled', 'QuotaExceeded', 'SesUnavailable', 'DeadlineExceeded', 'StorageUnavailable', 'OrganizationPaused', 'SendingPaused']);
 const BACKOFF_BASE_MS = 1_000;
 const BACKOFF_CAP_MS = 5 * 60_000;
 
@@ -112,7 +114,8 @@ async function sendClaimed(head: ScheduleHead, message: ValidMessage, claimId: s
   else {
     const sending = await deliver([message], checked.organization, { deadline, beforeSend: () => deps.schedules.inFlight(scheduleId, claimId, deps.now()) }, deps.send);
     result = sending.results.get(message.index) ?? failed(message.index, 'SendFailed');
-    retryAt = sending.retryAt;
+    // Refused for the daily quota: nothing can change before it resets at 00:00 UTC.
+    retryAt = sending.quota?.refused.has(message.index) ? sending.quota.resetAt : sending.retryAt;
   }
   recordResults(deps.send.metrics, [result]);
   const now = deps.now();

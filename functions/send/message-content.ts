@@ -146,7 +146,8 @@ function validateTags(value: unknown, pointer: string, problems: ProblemList): R
     problems.add(pointer, `${names.length} tags; at most ${LIMITS.tags} are allowed`);
     return undefined;
   }
-  const tags: Record<string, string> = {};
+  // No prototype: a tag named "__proto__" is a tag like any other, not a silently dropped assignment.
+  const tags: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const name of names) {
     const at = `${pointer}/${escapePointer(name)}`;
     const tag = value[name];

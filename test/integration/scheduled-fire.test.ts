@@ -15,7 +15,10 @@ import type { FireDependencies } from '../../functions/scheduled/fire';
 import { fireSchedule } from '../../functions/scheduled/fire';
 import type { Mailer } from '../../functions/shared/mail/ports';
 import { SendFailure } from '../../functions/shared/mail/ports';
+import { nextUtcMidnight, utcDay } from '../../functions/shared/domain/org-limits';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
+import { DynamoDbDailyUsage } from '../../functions/shared/store/dynamodb-daily-usage';
+import { DynamoDbAdminStore } from '../../infra/admin/admin-store';
 import { PART_BYTES } from '../../functions/shared/schedules/message-codec';
 import type { ScheduleTimer } from '../../functions/shared/schedules/timer';
 import { schedulePartition } from '../../functions/shared/store/table';
@@ -43,8 +46,8 @@ function sendAtIn(ms: number): string {
   return new Date(Math.ceil((Date.now() + ms) / 1_000) * 1_000).toISOString().slice(0, 19).replace('T', ' ');
 }
 
-async function scheduleThroughHandler(timer: ScheduleTimer, messages: unknown[], headers: Record<string, string> = {}) {
-  const result = await harness.invoke({ headers: authorised(tenant, headers), body: sendBody(tenant, messages) }, { scheduling: { ...harness.deps.scheduling, timer } });
+async function scheduleThroughHandler(timer: ScheduleTimer, messages: unknown[], headers: Record<string, string> = {}, as: Tenant = tenant) {
+  const result = await harness.invoke({ headers: authorised(as, headers), body: sendBody(as, messages) }, { scheduling: { ...harness.deps.scheduling, timer } });
   return result;
 }
 
@@ -128,6 +131,20 @@ describe('fireSchedule', () => {
     expect(await fireSchedule(scheduleId, afterLease() + 10_000, fireDeps(timer, { now: afterLease }))).toEqual({ kind: 'done', state: 'Failed' });
     expect((await store.heads([scheduleId])).get(scheduleId)).toMatchObject({ state: 'Failed', error: { Code: 'OutcomeUnknown' } });
     expect((await harness.sentEmails()).filter((e) => e.subject === subject)).toHaveLength(1);
+  });
+
+  it('makes a message over its Organization\'s daily quota wait for the reset at 00:00 UTC, not wake every few minutes', async () => {
+    const timer = recordingTimer();
+    const quotaTenant = await harness.tenant();
+    const documents = createDynamoDbClient(harness.config);
+    await new DynamoDbAdminStore(documents, harness.config.tableName).setLimits(quotaTenant.organizationId, { daily: 1 });
+    await new DynamoDbDailyUsage(documents, harness.config.tableName).take(quotaTenant.organizationId, utcDay(Date.now()), [1], 1);
+    documents.destroy();
+    const scheduled = await scheduleThroughHandler(timer, [message({ Subject: `quota-day ${randomUUID()}`, SendAt: sendAtIn(1_000) })], {}, quotaTenant);
+    const scheduleId = scheduled.body.Messages[0].ScheduleId as string;
+    const due = () => Date.now() + 2_000;
+    const fired = await fireSchedule(scheduleId, Date.now() + 10_000, fireDeps(timer, { now: due }));
+    expect(fired).toEqual({ kind: 'waiting', until: nextUtcMidnight(Date.now()) });
   });
 
   it('reports Expired when the message\'s ExpirationDateTime passed before its turn', async () => {

@@ -135,6 +135,12 @@ describe('validateSendRequest: section 12 fields', () => {
     expect(message.attachments).toHaveLength(10);
   });
 
+  it('keeps a tag named __proto__ as a tag, as JSON.parse gives it, never dropping it silently', () => {
+    const parsed = JSON.parse('{"Tags": {"__proto__": "abc", "b": "c"}}') as Record<string, unknown>;
+    const message = validate(parsed);
+    expect(Object.entries(message.tags ?? {})).toEqual([['__proto__', 'abc'], ['b', 'c']]);
+  });
+
   it('names the SES-refused file type in its problem', () => {
     expect(problems({ Attachments: [{ FileName: 'x.vbs', Content: 'AAAA' }] })).toEqual([['/Messages/0/Attachments/0/FileName', expect.stringContaining('".vbs"')]]);
   });
