@@ -53,7 +53,7 @@ export async function handleCancelRequest(input: CancelInput, deps: CancelDepend
       if (!(await withStorageFaults(() => deps.schedules.cancel(id, request.organizationId, now)))) return outcome.set(id, 'AlreadySent');
       outcome.set(id, 'Cancelled');
       await deps.timer.disarm(id).catch((error: unknown) => deps.logger.warn('could not delete a cancelled schedule\'s timer; it will fire and do nothing', { scheduleId: id, error: error as Error }));
-      await deps.notices?.notify({ status: 'Cancelled', organizationId: head.organizationId, scheduleId: id, sendAt: head.sendAt, at: now });
+      await deps.notices?.notify({ status: 'Cancelled', organizationId: head.organizationId, scheduleId: id, sendAt: head.sendAt, at: now, tags: head.tags });
       return undefined;
     }),
   );

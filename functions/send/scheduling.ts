@@ -78,7 +78,7 @@ async function scheduleOne(message: ValidMessage, context: ScheduleContext, deps
     return failed(message.index, 'ScheduleUnavailable');
   }
   if (created === 'created') {
-    await deps.notices?.notify({ status: 'Scheduled', organizationId: context.organizationId, scheduleId, sendAt, at: context.now });
+    await deps.notices?.notify({ status: 'Scheduled', organizationId: context.organizationId, scheduleId, sendAt, at: context.now, tags: message.tags });
   }
   return { Index: message.index, Status: 'Scheduled', ScheduleId: scheduleId };
 }

@@ -10,8 +10,7 @@ import type { ScheduleHead } from '../shared/schedules/schedule-store';
 type View = (message: StoredMessage) => { Status: string; Recipients: unknown[]; Tags: Readonly<Record<string, string>> };
 
 export function scheduleView(asked: string, head: ScheduleHead, delivery: StoredMessage | undefined, view: View) {
-  // Tags come with the SES message's events, once it is sent; until then there are none to tell.
-  const base = { ScheduleId: asked, SendAt: formatSendAt(head.sendAt), Tags: {} };
+  const base = { ScheduleId: asked, SendAt: formatSendAt(head.sendAt), Tags: head.tags ?? {} };
   switch (head.state) {
     case 'Sent':
       // SES's first event usually arrives within seconds; until then the message is `Sent`.

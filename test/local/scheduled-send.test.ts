@@ -224,7 +224,7 @@ describe('webhooks', () => {
     try {
       const { secret } = await adminJson(env, 'webhook', 'set', '--org', hooked.organizationId, '--url', `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`);
       const when = inAbout(60_000);
-      const cancelled = await schedule(hooked, { SendAt: when.text });
+      const cancelled = await schedule(hooked, { SendAt: when.text, Tags: { ref: 'c-1' } });
       await post(stack.cancelUrl, hooked.apiKey, { OrganizationId: hooked.organizationId, ScheduleIds: [cancelled] });
       const soon = inAbout(1_500);
       const refused = await schedule(hooked, { SendAt: soon.text, From: 'ops@example.net' });
@@ -237,13 +237,15 @@ describe('webhooks', () => {
       const byType = (type: string) => events().filter((e) => e.type === type).map((e) => e.data);
       expect(byType('email.scheduled')).toEqual(
         expect.arrayContaining([
-          { OrganizationId: hooked.organizationId, ScheduleId: cancelled, Status: 'Scheduled', SendAt: when.text },
-          { OrganizationId: hooked.organizationId, ScheduleId: refused, Status: 'Scheduled', SendAt: soon.text },
+          { OrganizationId: hooked.organizationId, ScheduleId: cancelled, Status: 'Scheduled', SendAt: when.text, Tags: { ref: 'c-1' } },
+          { OrganizationId: hooked.organizationId, ScheduleId: refused, Status: 'Scheduled', SendAt: soon.text, Tags: {} },
         ]),
       );
-      expect(byType('email.cancelled')).toEqual([{ OrganizationId: hooked.organizationId, ScheduleId: cancelled, Status: 'Cancelled', SendAt: when.text }]);
+      expect(byType('email.cancelled')).toEqual([{ OrganizationId: hooked.organizationId, ScheduleId: cancelled, Status: 'Cancelled', SendAt: when.text, Tags: { ref: 'c-1' } }]);
+      // The status answer tells the schedule's tags too.
+      expect(await statusOf(hooked, cancelled)).toMatchObject({ Status: 'Cancelled', Tags: { ref: 'c-1' } });
       expect(byType('email.failed')).toEqual([
-        { OrganizationId: hooked.organizationId, ScheduleId: refused, Status: 'Failed', SendAt: soon.text, Error: { Code: 'SenderForbidden', Message: expect.any(String), Retryable: false } },
+        { OrganizationId: hooked.organizationId, ScheduleId: refused, Status: 'Failed', SendAt: soon.text, Error: { Code: 'SenderForbidden', Message: expect.any(String), Retryable: false }, Tags: {} },
       ]);
       expect(received.find((r) => JSON.parse(r.body).type === 'email.cancelled')!.headers['webhook-id']).toBe(`sch_${cancelled}_cancelled`);
       // The one that went: SES's own events follow, with the MessageId the status endpoint names.

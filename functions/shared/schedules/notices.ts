@@ -29,6 +29,8 @@ export interface ScheduleEvent {
   /** Epoch ms of the event. */
   readonly at: number;
   readonly error?: ScheduleError;
+  /** The client's message tags, echoed in the payload's `data` as on every other event. */
+  readonly tags?: Readonly<Record<string, string>> | undefined;
 }
 
 /** `YYYY-MM-DD HH:MM:SS` of an epoch ms: `SendAt` as the client wrote it (UTC). */
@@ -46,6 +48,7 @@ export function scheduleWebhookJob(event: ScheduleEvent): WebhookJob {
       Status: event.status,
       SendAt: formatSendAt(event.sendAt),
       ...(event.error && { Error: event.error }),
+      Tags: event.tags ?? {},
     },
   };
   return { organizationId: event.organizationId, webhookId: `sch_${event.scheduleId}_${event.status.toLowerCase()}`, payload: JSON.stringify(payload) };

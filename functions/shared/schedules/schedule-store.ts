@@ -60,6 +60,8 @@ export interface ScheduleHead {
   readonly error?: ScheduleError;
   /** ISO time of the last change. */
   readonly updatedAt: string;
+  /** The client's message tags (CONTRACT section 12), told with every status and webhook of the schedule. */
+  readonly tags?: Readonly<Record<string, string>>;
 }
 
 export interface NewSchedule {
@@ -114,7 +116,7 @@ export class ScheduleStateError extends Error {
 }
 
 type Item = Record<string, unknown>;
-const HEAD_FIELDS = ['pk', 'organizationId', 'userId', '#state', 'sendAt', 'dueAt', 'attempts', 'claimId', 'leaseUntil', 'messageId', '#error', 'updatedAt'];
+const HEAD_FIELDS = ['pk', 'organizationId', 'userId', '#state', 'sendAt', 'dueAt', 'attempts', 'claimId', 'leaseUntil', 'messageId', '#error', 'updatedAt', 'tags'];
 const NAMES = { '#state': 'state', '#error': 'error' };
 /** BatchWriteItem takes at most 25 items. */
 const BATCH_WRITE = 25;
@@ -134,7 +136,12 @@ function toHead(item: Item): ScheduleHead | undefined {
     ...(typeof item.messageId === 'string' && { messageId: item.messageId }),
     ...(typeof item.error === 'object' && item.error !== null && { error: item.error as ScheduleError }),
     updatedAt: String(item.updatedAt),
+    ...(isTagMap(item.tags) && { tags: item.tags }),
   };
+}
+
+function isTagMap(value: unknown): value is Record<string, string> {
+  return typeof value === 'object' && value !== null && Object.values(value).every((tag) => typeof tag === 'string');
 }
 
 export class DynamoDbScheduleStore implements ScheduleStore {
@@ -161,6 +168,7 @@ export class DynamoDbScheduleStore implements ScheduleStore {
       parts: parts.length,
       ...(parts.length === 1 && { body: parts[0] }),
       updatedAt: new Date(schedule.now).toISOString(),
+      ...(schedule.message.tags && Object.keys(schedule.message.tags).length > 0 && { tags: { ...schedule.message.tags } }),
       expiresAt,
     };
     const created = await unlessConditionFails(() =>
