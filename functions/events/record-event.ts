@@ -56,13 +56,15 @@ export async function recordEvent(body: string, deps: EventsDependencies): Promi
     return 'ignored';
   }
   const expiresAt = Math.floor(deps.now() / 1_000) + deps.retentionDays * 24 * 60 * 60;
-  const moved = await deps.deliveries.record(event, expiresAt);
-  // The settings page's Activity row follows the message's status (record-activity.ts).
-  if (moved.length > 0) await recordActivity(parsed, event, deps, expiresAt);
+  // Suppressed before the state is recorded: once the status answer says Bounced or Complained,
+  // the address is on the list (adding it again on a retried event changes nothing).
   if (event.suppress) {
     const { reason, addresses } = event.suppress;
     await deps.suppressions.add(event.organizationId, addresses.map((address) => ({ address, reason, at: event.at })));
   }
+  const moved = await deps.deliveries.record(event, expiresAt);
+  // The settings page's Activity row follows the message's status (record-activity.ts).
+  if (moved.length > 0) await recordActivity(parsed, event, deps, expiresAt);
   if (moved.length > 0 && (await deps.webhooks.get(event.organizationId))) await deps.outbox.enqueue(webhookJob(event, moved));
   const reputation = await deps.reputation.count(event, deps.now());
   const reason = reputation && judge(reputation, deps.thresholds);

