@@ -181,7 +181,9 @@ describe('the settings page', () => {
 
     // Suppressions: the bounced address, removed after confirming.
     await side.getByRole('link', { name: 'Suppressions' }).click();
-    const suppressed = page.getByRole('row', { name: new RegExp(bounced) });
+    // Within the Suppressions panel, once its list is there (the Activity panel holds the address too).
+    const suppressed = page.locator('#suppressions-rows').getByRole('row', { name: new RegExp(bounced) });
+    await suppressed.waitFor();
     await expect(suppressed.textContent()).resolves.toMatch(/Acme Shipping.*Bounce/);
     page.once('dialog', (dialog) => dialog.accept());
     await suppressed.getByRole('button', { name: `Remove ${bounced}` }).click();
