@@ -91,6 +91,16 @@ async function resumeResults(store: IdempotencyStore, record: IdempotencyRecord)
   return known;
 }
 
+/**
+ * The first response to this request, if it completed: what a retry gets even when the request
+ * could not run now (its Organization paused since). Claims nothing.
+ */
+export async function completedResponse(start: Pick<IdempotentStart, 'store' | 'userId' | 'key' | 'request' | 'now'>): Promise<StoredResponse | undefined> {
+  const existing = await start.store.get(itemKey.idempotencyScope(start.userId, sha256(start.key)));
+  const live = existing && existing.expiresAt >= Math.floor(start.now / 1000);
+  return live && existing.status === 'COMPLETE' && existing.fingerprint === fingerprintOf(start.request) ? existing.response : undefined;
+}
+
 /** Claims the key, or says what a retry gets instead: a replay, a 409 or a 422. */
 export async function beginIdempotent(start: IdempotentStart): Promise<Began> {
   const { store, now, lockUntil } = start;

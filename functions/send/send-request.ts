@@ -9,10 +9,11 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Config } from '../shared/runtime/config';
 import type { Mailer } from '../shared/mail/ports';
 import type { AccessStore, DailyUsage, IdempotencyStore, OrganizationAccess, StoredResponse, SuppressionList } from '../shared/store/ports';
+import { withStorageFaults } from '../shared/store/storage-errors';
 import type { Caller } from './authorisation';
 import { authoriseOrganization, authoriseSenders, authoriseSending } from './authorisation';
 import type { IdempotentSession } from './idempotency';
-import { beginIdempotent, readIdempotencyKey } from './idempotency';
+import { beginIdempotent, completedResponse, readIdempotencyKey } from './idempotency';
 import { recordResults, timedMailer } from './metrics';
 import { decideOutcome } from './outcome';
 import type { Pacer } from './pacing';
@@ -70,6 +71,11 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   const request = validateSendRequest(input.body, { ...deps.config, now: deps.now() });
   const organization = await authoriseOrganization(caller, request.organizationId, deps.access);
   deps.logger.appendKeys({ organizationId: request.organizationId, messages: request.messages.length });
+  if (organization.paused && idempotencyKey !== undefined) {
+    // A retry of a request that completed before the pause still gets its first response.
+    const first = await withStorageFaults(() => completedResponse({ store: deps.idempotency, userId: caller.userId, key: idempotencyKey, request, now: deps.now() }));
+    if (first) return replayed(first, input.requestId, deps.logger);
+  }
   authoriseSending(organization);
   authoriseSenders(request.messages, organization);
 
@@ -84,11 +90,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
       now: deps.now(),
       lockUntil: input.lockUntil,
     });
-    if (began.kind === 'replay') {
-      deps.logger.appendKeys({ idempotentReplay: true });
-      const { statusCode, headers, body } = began.response;
-      return { statusCode, headers: { ...headers, 'X-Request-Id': input.requestId, 'Idempotent-Replayed': 'true' }, body };
-    }
+    if (began.kind === 'replay') return replayed(began.response, input.requestId, deps.logger);
     ({ session, known } = began);
   }
 
@@ -189,6 +191,12 @@ export async function deliver(
   }
   const results = new Map([...suppressed, ...(quota?.refused ?? []), ...sending.results.map((result) => [result.Index, result] as const)]);
   return { results, retryAt: sending.retryAt, quota };
+}
+
+function replayed(response: StoredResponse, requestId: string, logger: Logger): APIGatewayProxyStructuredResultV2 {
+  logger.appendKeys({ idempotentReplay: true });
+  const { statusCode, headers, body } = response;
+  return { statusCode, headers: { ...headers, 'X-Request-Id': requestId, 'Idempotent-Replayed': 'true' }, body };
 }
 
 function checkpointHooks(session: IdempotentSession, logger: Logger, requestId: string) {

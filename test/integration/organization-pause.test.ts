@@ -48,6 +48,25 @@ describe('a paused Organization', () => {
   });
 });
 
+describe('a paused Organization and Idempotency-Key', () => {
+  it('replays a request that completed before the pause, and refuses a new one, sending nothing', async () => {
+    const own = await h.tenant();
+    const body = sendBody(own, [message()]);
+    const first = await h.invoke({ headers: authorised(own, { 'Idempotency-Key': 'before-the-pause' }), body });
+    expect(first.statusCode).toBe(200);
+    expect(await reputations().pause(own.organizationId, { at: '2026-11-23T10:00:00.000Z', reason: 'complaint rate 1 %' })).toBe(true);
+    await h.clearEmails();
+
+    const retry = await h.invoke({ headers: authorised(own, { 'Idempotency-Key': 'before-the-pause' }), body });
+    expect(retry.statusCode).toBe(200);
+    expect(retry.headers['Idempotent-Replayed']).toBe('true');
+    expect(retry.body).toEqual(first.body);
+    const fresh = await h.invoke({ headers: authorised(own, { 'Idempotency-Key': 'after-the-pause' }), body });
+    expect(fresh.statusCode).toBe(403);
+    expect(await h.sentEmails()).toHaveLength(0);
+  });
+});
+
 describe('with SES tenants', () => {
   // Made per test: a mock of the client class answers for every instance, the harness's too.
   let ses: AwsClientStub<SESv2Client>;
