@@ -9,23 +9,22 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { MAX_ATTEMPTS } from '../../functions/webhooks/deliver';
 import type { EmailSendApiStack } from '../../infra/stack';
 import { WEBHOOK_MAX_CONCURRENCY } from '../../infra/delivery-lifecycle';
-import { buildStack } from './support';
+import { buildStack, partitions, synthesised } from './support';
 
 type Json = Record<string, any>;
-const id = (stack: Stack, construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as Parameters<Stack['getLogicalId']>[0]);
 
+let parts: ReturnType<typeof synthesised>;
 let stack: EmailSendApiStack;
 let template: Template;
 let resources: Record<string, Json>;
 beforeAll(() => {
-  stack = buildStack().stack;
-  template = Template.fromStack(stack);
-  resources = template.toJSON().Resources;
+  parts = synthesised();
+  ({ stack, template, resources } = parts);
 });
 
-const logicalIdOf = (path: string) => id(stack, stack.node.findChild(path) as never);
-const table = () => ({ 'Fn::GetAtt': [id(stack, stack.table), 'Arn'] });
-const partitions = (...prefixes: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes } });
+const id = (_stack: Stack, construct: { node: { defaultChild?: unknown } }) => parts.id(construct);
+const logicalIdOf = (path: string) => parts.logicalIdOf(path);
+const table = () => parts.table();
 const xRay = { Effect: 'Allow', Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], Resource: '*' };
 const logs = (fn: string) => ({ Sid: 'WriteOwnLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [`${fn}Logs${logicalIdOf(`${fn}Logs`).slice(`${fn}Logs`.length)}`, 'Arn'] } });
 const consume = (queue: string) => ({

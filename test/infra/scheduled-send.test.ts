@@ -9,24 +9,23 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { EmailSendApiStack } from '../../infra/stack';
-import { buildStack } from './support';
+import { partitions, synthesised } from './support';
 
 type Json = Record<string, any>;
-const id = (stack: Stack, construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as Parameters<Stack['getLogicalId']>[0]);
 
+let parts: ReturnType<typeof synthesised>;
 let stack: EmailSendApiStack;
 let template: Template;
 let resources: Record<string, Json>;
 beforeAll(() => {
-  stack = buildStack().stack;
-  template = Template.fromStack(stack);
-  resources = template.toJSON().Resources;
+  parts = synthesised();
+  ({ stack, template, resources } = parts);
 });
 
-const logicalIdOf = (path: string) => id(stack, stack.node.findChild(path) as never);
-const arnOf = (path: string) => ({ 'Fn::GetAtt': [logicalIdOf(path), 'Arn'] });
-const table = () => ({ 'Fn::GetAtt': [id(stack, stack.table), 'Arn'] });
-const partitions = (...prefixes: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes } });
+const id = (_stack: Stack, construct: { node: { defaultChild?: unknown } }) => parts.id(construct);
+const logicalIdOf = (path: string) => parts.logicalIdOf(path);
+const arnOf = (path: string) => parts.arnOf(path);
+const table = () => parts.table();
 const groupName = () => stack.scheduledSend.group.scheduleGroupName;
 const schedulesInGroup = () => ({
   'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':scheduler:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, `:schedule/${groupName()}/*`]],

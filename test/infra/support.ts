@@ -4,6 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
+import type { Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { EmailSendApiStack } from '../../infra/stack';
 
 interface CdkJson {
@@ -29,3 +31,29 @@ export function buildStack(context: Record<string, unknown> = {}, options: Build
   const stack = new EmailSendApiStack(app, 'EmailSendApi');
   return { app, stack };
 }
+
+type Json = Record<string, any>;
+
+/**
+ * The default stack as a template, with the look-ups the role and resource tests share: a
+ * construct's logical id (by path under the stack), its ARN, the table's ARN, and the
+ * `dynamodb:LeadingKeys` condition of a statement. Call it in `beforeAll`.
+ */
+export function synthesised() {
+  const { stack } = buildStack();
+  const template = Template.fromStack(stack);
+  const id = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as Parameters<Stack['getLogicalId']>[0]);
+  const logicalIdOf = (path: string) => id(stack.node.findChild(path) as never);
+  return {
+    stack,
+    template,
+    resources: template.toJSON().Resources as Record<string, Json>,
+    id,
+    logicalIdOf,
+    arnOf: (path: string) => ({ 'Fn::GetAtt': [logicalIdOf(path), 'Arn'] }),
+    table: () => ({ 'Fn::GetAtt': [id(stack.table), 'Arn'] }),
+  };
+}
+
+/** The `dynamodb:LeadingKeys` condition a statement limited to these partitions carries. */
+export const partitions = (...prefixes: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes } });
