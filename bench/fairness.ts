@@ -40,7 +40,7 @@ async function secondOrganization(r: Rig, weight?: number): Promise<DemoTenant> 
     const admin = new DynamoDbAdminStore(documents, stack.tableName);
     const tenant = await seedDemo(admin);
     await admin.addSender(tenant.organizationId, { domain: 'example.com' });
-    if (weight !== undefined) await admin.setLimits(tenant.organizationId, { weight });
+    if (weight !== undefined) await admin.limits.set(tenant.organizationId, { weight });
     return tenant;
   } finally {
     documents.destroy();
@@ -51,7 +51,7 @@ async function setWeight(r: Rig, organizationId: string, weight: number): Promis
   const stack = r.stacks[0]!;
   const documents = createDynamoDbClient({ region: 'us-east-1', dynamodbEndpoint: stack.dynamodbEndpoint });
   try {
-    await new DynamoDbAdminStore(documents, stack.tableName).setLimits(organizationId, { weight });
+    await new DynamoDbAdminStore(documents, stack.tableName).limits.set(organizationId, { weight });
   } finally {
     documents.destroy();
   }

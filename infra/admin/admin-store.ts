@@ -15,14 +15,12 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import { parseEmailAddress } from '../../functions/shared/domain/email-address';
 import type { SenderIdentity } from '../../functions/shared/domain/sender-identity';
 import { storedSenderIdentity } from '../../functions/shared/domain/sender-identity';
-import type { OrganizationLimits } from '../../functions/shared/domain/org-limits';
-import { readLimits, utcDay } from '../../functions/shared/domain/org-limits';
 import { conditionally } from '../../functions/shared/store/conditions';
-import { DynamoDbDailyUsage } from '../../functions/shared/store/dynamodb-daily-usage';
 import type { StoredUser } from '../../functions/shared/store/dynamodb-key-store';
 import { DynamoDbKeyStore } from '../../functions/shared/store/dynamodb-key-store';
 import { isCanonicalUuid } from '../../functions/shared/domain/uuid';
-import { LIMITS_ATTRIBUTE, itemKey } from '../../functions/shared/store/table';
+import { itemKey } from '../../functions/shared/store/table';
+import { OrganizationLimitsStore } from './limits-store';
 import type { Suppression } from '../../functions/shared/store/dynamodb-suppression-store';
 import { DynamoDbSuppressionStore } from '../../functions/shared/store/dynamodb-suppression-store';
 import { newWebhookSecret } from '../../functions/shared/webhooks/payload';
@@ -51,6 +49,8 @@ export class DynamoDbAdminStore {
   private readonly keys: DynamoDbKeyStore;
   private readonly suppressions: DynamoDbSuppressionStore;
   private readonly webhooks: DynamoDbWebhookStore;
+  /** The Organizations' limits and today's use of their daily quotas (limits-store.ts). */
+  readonly limits: OrganizationLimitsStore;
 
   constructor(
     /** Public for the command modules that keep their own stores beside this one (org-commands.ts). */
@@ -61,6 +61,7 @@ export class DynamoDbAdminStore {
     this.keys = new DynamoDbKeyStore(client, tableName, now);
     this.suppressions = new DynamoDbSuppressionStore(client, tableName);
     this.webhooks = new DynamoDbWebhookStore(client, tableName);
+    this.limits = new OrganizationLimitsStore(client, tableName, now);
   }
 
   async createOrganization(input: { name: string; id?: string }): Promise<Organization> {
@@ -90,36 +91,6 @@ export class DynamoDbAdminStore {
       members: [...((Item.members as Set<string> | undefined) ?? [])].sort(),
       senders: [...((Item.senders as Set<string> | undefined) ?? [])].sort(),
     };
-  }
-
-  /** What the operator set for the Organization (CONTRACT section 11, item 2). */
-  async getLimits(organizationId: string): Promise<OrganizationLimits> {
-    const id = requireUuid(organizationId, 'the Organization id');
-    const Item = await this.getItem(itemKey.organization(id), `no Organization with id ${id}`);
-    return readLimits(Item[LIMITS_ATTRIBUTE]);
-  }
-
-  /**
-   * Sets some of the Organization's limits; `null` removes one. The send path reads them with the
-   * Organization item, so they apply within the auth cache's lifetime (AUTH_CACHE_SECONDS).
-   */
-  async setLimits(organizationId: string, change: { rate?: number | null; daily?: number | null; weight?: number }): Promise<OrganizationLimits> {
-    const current = await this.getLimits(organizationId);
-    const next: Record<string, number> = { ...current };
-    for (const key of ['rate', 'daily', 'weight'] as const) {
-      const value = change[key];
-      if (value === null) delete next[key];
-      else if (value !== undefined) next[key] = value;
-    }
-    const id = organizationId.toLowerCase();
-    await this.updateIf(itemKey.organization(id), `SET ${LIMITS_ATTRIBUTE} = :limits`, 'attribute_exists(pk)', { ':limits': next }, async (cause) => new RecordNotFoundError(`no Organization with id ${id}`, { cause }));
-    return readLimits(next);
-  }
-
-  /** Recipients the Organization has used of its daily quota today (UTC); counted only while it has one. */
-  async usageToday(organizationId: string): Promise<{ day: string; used: number }> {
-    const day = utcDay(this.now().getTime());
-    return { day, used: await new DynamoDbDailyUsage(this.client, this.tableName).used(organizationId.toLowerCase(), day) };
   }
 
   async createUser(input: { email: string }): Promise<User> {

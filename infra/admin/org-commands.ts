@@ -164,7 +164,7 @@ export function addOrgCommands(org: Command, leaf: Leaf, env: Env, warn: (line: 
     const id = o.org!.toLowerCase();
     const change = { rate: limitOption(o.rate, 'rate', true), daily: limitOption(o.daily, 'daily', true), weight: limitOption(o.weight, 'weight', false) ?? undefined };
     const unchanged = change.rate === undefined && change.daily === undefined && change.weight === undefined;
-    const limits = unchanged ? await store.getLimits(id) : await store.setLimits(id, change);
+    const limits = unchanged ? await store.limits.get(id) : await store.limits.set(id, change);
     return { human: `Organization ${id}: ${describeLimits(limits)}`, json: { organizationId: id, ...limitsJson(limits) } };
   })
     .requiredOption('--org <uuid>', 'Organization id')
@@ -179,8 +179,8 @@ export function addOrgCommands(org: Command, leaf: Leaf, env: Env, warn: (line: 
     const [reputation, pause, limits, usage] = await Promise.all([
       reputations.read(organization.id, Date.now()),
       readPauseOf(store, organization.id),
-      store.getLimits(organization.id),
-      store.usageToday(organization.id),
+      store.limits.get(organization.id),
+      store.limits.usageToday(organization.id),
     ]);
     return printSections([organizationSection(organization), limitsSection(limits, usage), reputationSection(organization.id, reputation, pause)]);
   }).requiredOption('--org <uuid>', 'Organization id');

@@ -9,7 +9,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { MAX_ATTEMPTS } from '../../functions/webhooks/deliver';
 import type { EmailSendApiStack } from '../../infra/stack';
 import { WEBHOOK_MAX_CONCURRENCY } from '../../infra/delivery-lifecycle';
-import { buildStack, partitions, synthesised } from './support';
+import { buildStack, partitions, readKeyHoldersStatement, synthesised } from './support';
 
 type Json = Record<string, any>;
 
@@ -54,17 +54,7 @@ describe('IAM of the delivery lifecycle functions (exact statements)', () => {
     expect(policyOf('StatusFunctionRole')).toEqual([
       logs('StatusFunction'),
       { Sid: 'ReadAccessAndStates', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table(), Condition: partitions('KEY#*', 'ORG#*', 'MSG#*', 'SCHED#*') },
-      {
-        Sid: 'ReadKeyHolders',
-        Effect: 'Allow',
-        Action: 'dynamodb:BatchGetItem',
-        Resource: table(),
-        Condition: {
-          ...partitions('USER#*'),
-          'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'keyHash'] },
-          StringEqualsIfExists: { 'dynamodb:Select': ['SPECIFIC_ATTRIBUTES'], 'dynamodb:ReturnValues': ['NONE'] },
-        },
-      },
+      readKeyHoldersStatement(table()),
       xRay,
     ]);
   });

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { EmailSendApiStack } from '../../infra/stack';
-import { partitions, synthesised } from './support';
+import { partitions, readKeyHoldersStatement, synthesised } from './support';
 
 type Json = Record<string, any>;
 
@@ -149,17 +149,7 @@ describe('IAM of the functions (exact statements)', () => {
     const statements = policyOf('CancelFunctionRole').filter((s) => s.Sid !== 'WriteOwnLogs' && s.Sid !== undefined);
     expect(statements).toEqual([
       { Sid: 'ReadAccessAndSchedules', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table(), Condition: partitions('KEY#*', 'ORG#*', 'SCHED#*') },
-      {
-        Sid: 'ReadKeyHolders',
-        Effect: 'Allow',
-        Action: 'dynamodb:BatchGetItem',
-        Resource: table(),
-        Condition: {
-          ...partitions('USER#*'),
-          'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'keyHash'] },
-          StringEqualsIfExists: { 'dynamodb:Select': ['SPECIFIC_ATTRIBUTES'], 'dynamodb:ReturnValues': ['NONE'] },
-        },
-      },
+      readKeyHoldersStatement(table()),
       { Sid: 'CancelSchedules', Effect: 'Allow', Action: 'dynamodb:UpdateItem', Resource: table(), Condition: partitions('SCHED#*') },
       { Sid: 'DeleteSchedules', Effect: 'Allow', Action: 'scheduler:DeleteSchedule', Resource: schedulesInGroup() },
       ...WEBHOOKS(),

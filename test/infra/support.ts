@@ -57,3 +57,22 @@ export function synthesised() {
 
 /** The `dynamodb:LeadingKeys` condition a statement limited to these partitions carries. */
 export const partitions = (...prefixes: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes } });
+
+/**
+ * The statement every function that authenticates API keys carries (audit round 2, finding 1):
+ * whether a key's user still holds it, and nothing else of a user. Spelled out here, not imported
+ * from infra/, because it is what the tests check.
+ */
+export function readKeyHoldersStatement(table: unknown) {
+  return {
+    Sid: 'ReadKeyHolders',
+    Effect: 'Allow',
+    Action: 'dynamodb:BatchGetItem',
+    Resource: table,
+    Condition: {
+      ...partitions('USER#*'),
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'keyHash'] },
+      StringEqualsIfExists: { 'dynamodb:Select': ['SPECIFIC_ATTRIBUTES'], 'dynamodb:ReturnValues': ['NONE'] },
+    },
+  };
+}

@@ -137,7 +137,7 @@ describe('fireSchedule', () => {
     const timer = recordingTimer();
     const quotaTenant = await harness.tenant();
     const documents = createDynamoDbClient(harness.config);
-    await new DynamoDbAdminStore(documents, harness.config.tableName).setLimits(quotaTenant.organizationId, { daily: 1 });
+    await new DynamoDbAdminStore(documents, harness.config.tableName).limits.set(quotaTenant.organizationId, { daily: 1 });
     await new DynamoDbDailyUsage(documents, harness.config.tableName).take(quotaTenant.organizationId, utcDay(Date.now()), [1], 1);
     documents.destroy();
     const scheduled = await scheduleThroughHandler(timer, [message({ Subject: `quota-day ${randomUUID()}`, SendAt: sendAtIn(1_000) })], {}, quotaTenant);

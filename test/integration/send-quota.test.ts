@@ -33,7 +33,7 @@ const unreachable: SendBudget = {
 describe('the daily quota on the send path', () => {
   it('gives back what a request took when nothing could be sent (503), and counts what is sent', async () => {
     const documents = createDynamoDbClient(h.config);
-    await new DynamoDbAdminStore(documents, h.config.tableName).setLimits(tenant.organizationId, { daily: 10 });
+    await new DynamoDbAdminStore(documents, h.config.tableName).limits.set(tenant.organizationId, { daily: 10 });
     const usage = new DynamoDbDailyUsage(documents, h.config.tableName);
     const today = utcDay(Date.now());
 

@@ -29,31 +29,7 @@ export function paceFor(ratePerSecond: number): Pace {
   return { intervalMs, toleranceMs: Math.max(0, (burst - 1) * intervalMs - SLACK_MS) };
 }
 
-function tolerance(pace: Pace): number {
-  return pace.toleranceMs;
-}
-
 /** When unit `k` of a reservation that starts at `start` (the TAT it found) may be sent. */
 export function unitSendTime(start: number, k: number, pace: Pace, now: number): number {
-  return Math.max(now, start + k * pace.intervalMs - tolerance(pace));
-}
-
-/**
- * How many units, reserved from a bucket whose TAT is `tat`, can all be sent by `lastSendAt`
- * (0 when not even one can).
- */
-export function unitsThatFit(tat: number, now: number, lastSendAt: number, pace: Pace): number {
-  const start = Math.max(tat, now);
-  const fit = Math.floor((lastSendAt + tolerance(pace) - start) / pace.intervalMs) + 1;
-  return Math.max(0, fit);
-}
-
-/** The highest TAT from which `units` units can all still be sent by `lastSendAt`. */
-export function latestStartFor(units: number, lastSendAt: number, pace: Pace): number {
-  return lastSendAt + tolerance(pace) - (units - 1) * pace.intervalMs;
-}
-
-/** When a bucket at `tat` has room for the next recipient. */
-export function nextFreeAt(tat: number, pace: Pace): number {
-  return tat - tolerance(pace);
+  return Math.max(now, start + k * pace.intervalMs - pace.toleranceMs);
 }

@@ -23,97 +23,15 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { BatchWriteCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { StorageUnavailableProblem } from '../http/problems';
-import type { FailureCode } from '../mail/ports';
 import { batchGetAll } from '../store/batch-get';
 import { unlessConditionFails } from '../store/conditions';
 import { SCHEDULE_PARTITION, itemKey, schedulePartition } from '../store/table';
 import type { ValidMessage } from '../../send/validation';
 import { decodeMessage, encodeMessage, splitBody } from './message-codec';
+import type { Finish, NewSchedule, ScheduleError, ScheduleHead, ScheduleState, ScheduleStore } from './schedule-model';
+import { FINAL_STATES, SCHEDULE_STATES, ScheduleStateError } from './schedule-model';
 
-export const SCHEDULE_STATES = ['Scheduled', 'Claimed', 'InFlight', 'Sent', 'Expired', 'Failed', 'Cancelled'] as const;
-export type ScheduleState = (typeof SCHEDULE_STATES)[number];
-/** States a schedule never leaves. */
-export const FINAL_STATES: ReadonlySet<ScheduleState> = new Set(['Sent', 'Expired', 'Failed', 'Cancelled']);
-
-export interface ScheduleError {
-  readonly Code: FailureCode;
-  readonly Message: string;
-  readonly Retryable: boolean;
-}
-
-export interface ScheduleHead {
-  readonly scheduleId: string;
-  readonly organizationId: string;
-  /** The user who scheduled it: still a member of the Organization when it is sent, or it is not. */
-  readonly userId: string;
-  readonly state: ScheduleState;
-  /** Epoch ms of `SendAt`. */
-  readonly sendAt: number;
-  /** Epoch ms of the next attempt: `sendAt`, later when throttling made it wait. */
-  readonly dueAt: number;
-  readonly attempts: number;
-  readonly claimId?: string;
-  /** Epoch ms until which a claim holds. */
-  readonly leaseUntil?: number;
-  /** The SES message id, once sent. */
-  readonly messageId?: string;
-  readonly error?: ScheduleError;
-  /** ISO time of the last change. */
-  readonly updatedAt: string;
-  /** The client's message tags (CONTRACT section 12), told with every status and webhook of the schedule. */
-  readonly tags?: Readonly<Record<string, string>>;
-}
-
-export interface NewSchedule {
-  readonly scheduleId: string;
-  readonly organizationId: string;
-  readonly userId: string;
-  readonly sendAt: number;
-  readonly message: ValidMessage;
-  /** Epoch seconds: DynamoDB TTL removes the schedule, its parts and its outcome after this. */
-  readonly expiresAt: number;
-  readonly now: number;
-}
-
-export type Finish =
-  | { readonly state: 'Sent'; readonly messageId: string }
-  | { readonly state: 'Expired' }
-  | { readonly state: 'Failed'; readonly error: ScheduleError };
-
-export interface ScheduleStore {
-  /** Writes the schedule; 'exists' when a schedule with its id is already there (a retried request). */
-  create(schedule: NewSchedule): Promise<'created' | 'exists'>;
-  /** Removes a schedule that could not be armed (its timer failed), parts and all. */
-  remove(scheduleId: string): Promise<void>;
-  /** The head and, unless it is final, the message, read consistently; undefined when there is no such schedule. */
-  load(scheduleId: string): Promise<{ readonly head: ScheduleHead; readonly message: ValidMessage | undefined } | undefined>;
-  /** Heads only (no body), by id; ids without a schedule are absent. */
-  heads(scheduleIds: readonly string[]): Promise<Map<string, ScheduleHead>>;
-  /** Scheduled (or Claimed with a lapsed lease) → Claimed under `claimId`; false when it was not. */
-  claim(scheduleId: string, claimId: string, leaseUntil: number, now: number): Promise<boolean>;
-  /** Claimed → InFlight, just before the message is handed to SES; throws when the claim was lost. */
-  inFlight(scheduleId: string, claimId: string, now: number): Promise<void>;
-  finish(scheduleId: string, claimId: string | undefined, outcome: Finish, now: number): Promise<boolean>;
-  /** Claimed/InFlight (not handed to SES after all) → Scheduled again, due at `dueAt`. */
-  /**
-   * Claimed (or, with `fromInFlight`, InFlight: its send ended and was certainly not made) →
-   * Scheduled, due at `dueAt`. After a fault the outcome of an InFlight send is not known, so a
-   * fault's retry passes `fromInFlight: false` and such a schedule ends OutcomeUnknown instead.
-   */
-  retry(scheduleId: string, claimId: string, dueAt: number, now: number, fromInFlight?: boolean): Promise<boolean>;
-  /** Scheduled → Cancelled, for the schedule's own Organization only. */
-  cancel(scheduleId: string, organizationId: string, now: number): Promise<boolean>;
-  /** Every schedule not yet final, with when it is due (the local stack re-arms them on start). */
-  pending(): Promise<{ readonly scheduleId: string; readonly dueAt: number }[]>;
-}
-
-/** A schedule is not as this firing expected: its claim was taken over, or its body is incomplete. */
-export class ScheduleStateError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'ScheduleStateError';
-  }
-}
+export * from './schedule-model';
 
 type Item = Record<string, unknown>;
 const HEAD_FIELDS = ['pk', 'organizationId', 'userId', '#state', 'sendAt', 'dueAt', 'attempts', 'claimId', 'leaseUntil', 'messageId', '#error', 'updatedAt', 'tags'];
