@@ -1,5 +1,5 @@
 /**
- * Cold init: the send handler bundled exactly as the CDK stack bundles it (infra/send-bundle.ts)
+ * Cold init: the send handler bundled exactly as the CDK stack bundles it (infra/aws/send-bundle.ts)
  * against a bundle that only imports the SES v2 client and constructs it, with the same esbuild
  * options. Each is imported in a fresh `node` process, in a Lambda-like environment, and the
  * import (including the handler module's top-level await) is timed there.
@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Metafile } from 'esbuild';
 import { build } from 'esbuild';
-import { REPO_ROOT, sendEsbuildOptions } from '../infra/send-bundle';
+import { REPO_ROOT, sendEsbuildOptions } from '../infra/aws/send-bundle';
 import { median, round, summary } from './stats';
 
 const run = promisify(execFile);

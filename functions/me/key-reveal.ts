@@ -3,7 +3,7 @@
  * reveal on, generate and rotate keep the new key sealed beside its hash, bound to its user (KMS
  * encryption context `userId` in AWS, the local sealing key locally); `GET /v1.2/me/api-key`
  * opens it for that user only. The send path never holds a sealer, and only the settings API's
- * role may decrypt with that context (infra/settings-functions.ts).
+ * role may decrypt with that context (infra/aws/settings-functions.ts).
  *
  * A reveal is logged as an event (who, never the key). A sealed key that does not open, or opens
  * to a key whose hash is not the user's (a stale copy), is answered as not revealable: rotating is

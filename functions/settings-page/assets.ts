@@ -1,6 +1,6 @@
 /**
  * The page's files, read once per instance. In Lambda they sit in `assets/` beside the bundle
- * (the stack copies them there, see SETTINGS_PAGE_BUNDLING in infra/send-bundle.ts); locally, beside this file,
+ * (the stack copies them there, see SETTINGS_PAGE_BUNDLING in infra/aws/send-bundle.ts); locally, beside this file,
  * with the OpenID client library read from node_modules. Same names, same bytes either way.
  */
 import { existsSync, readFileSync } from 'node:fs';

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { build } from 'esbuild';
 import { Template } from 'aws-cdk-lib/assertions';
-import { CJS_REQUIRE_BANNER, REPO_ROOT, sendEsbuildOptions } from '../../infra/send-bundle';
+import { CJS_REQUIRE_BANNER, REPO_ROOT, sendEsbuildOptions } from '../../infra/aws/send-bundle';
 import { buildStack } from './support';
 
 /** Well above today's ~1.2 MB: a jump past it means a dependency slipped in by accident. */

@@ -7,8 +7,8 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { MAX_ATTEMPTS } from '../../functions/webhooks/deliver';
-import type { EmailSendApiStack } from '../../infra/stack';
-import { WEBHOOK_MAX_CONCURRENCY } from '../../infra/delivery-lifecycle';
+import type { EmailSendApiStack } from '../../infra/aws/stack';
+import { WEBHOOK_MAX_CONCURRENCY } from '../../infra/aws/delivery-lifecycle';
 import { buildStack, partitions, readKeyHoldersStatement, synthesised } from './support';
 
 type Json = Record<string, any>;

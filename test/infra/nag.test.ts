@@ -4,7 +4,7 @@ import type { App } from 'aws-cdk-lib';
 import type { PolicyViolation } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import type { EmailSendApiStack } from '../../infra/stack';
+import type { EmailSendApiStack } from '../../infra/aws/stack';
 import { buildStack } from './support';
 
 interface Acknowledgement {

@@ -8,7 +8,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import type { EmailSendApiStack } from '../../infra/stack';
+import type { EmailSendApiStack } from '../../infra/aws/stack';
 import { partitions, readKeyHoldersStatement, synthesised } from './support';
 
 type Json = Record<string, any>;

@@ -6,9 +6,9 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { DEFAULTS, loadConfig } from '../../functions/shared/runtime/config';
 import { TABLE_SCHEMA } from '../../functions/shared/store/table';
 import { SEND_PATH as HANDLER_SEND_PATH } from '../../functions/send/handler';
-import { CJS_REQUIRE_BANNER } from '../../infra/send-bundle';
-import { INFRA_DEFAULTS } from '../../infra/settings';
-import { EmailSendApiStack, SEND_PATH } from '../../infra/stack';
+import { CJS_REQUIRE_BANNER } from '../../infra/aws/send-bundle';
+import { INFRA_DEFAULTS } from '../../infra/aws/settings';
+import { EmailSendApiStack, SEND_PATH } from '../../infra/aws/stack';
 import { buildStack, CDK_JSON } from './support';
 
 type Json = Record<string, unknown>;
@@ -432,7 +432,7 @@ describe('EmailSendApiStack context', () => {
   it('cdk.json lists every infrastructure setting with its default', () => {
     const listed = Object.fromEntries(Object.keys(INFRA_DEFAULTS).map((key) => [key, CDK_JSON.context[key]]));
     expect(listed).toEqual(INFRA_DEFAULTS);
-    expect(CDK_JSON.app).toBe('npx tsx infra/app.ts');
+    expect(CDK_JSON.app).toBe('npx tsx infra/aws/app.ts');
   });
 
   it('maps a custom domain to the stage and outputs its URL and DNS target', () => {

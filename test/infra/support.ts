@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import type { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { EmailSendApiStack } from '../../infra/stack';
+import { EmailSendApiStack } from '../../infra/aws/stack';
 
 interface CdkJson {
   readonly app: string;

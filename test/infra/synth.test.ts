@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { REPO_ROOT } from '../../infra/send-bundle';
+import { REPO_ROOT } from '../../infra/aws/send-bundle';
 
 /**
  * `npx cdk synth` exactly as a newcomer runs it, through cdk.json and the app entry (so the

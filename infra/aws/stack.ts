@@ -13,12 +13,12 @@ import type { HttpApi, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { AttributeType, BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { ConfigurationSet, SuppressionReasons } from 'aws-cdk-lib/aws-ses';
-import { API_ROUTES } from '../functions/shared/http/api-routes';
+import { API_ROUTES } from '../../functions/shared/http/api-routes';
 import type { DeliveryLifecycle } from './delivery-lifecycle';
 import { EVENTS_SERVICE_NAME, addDeliveryLifecycle } from './delivery-lifecycle';
 import type { Construct } from 'constructs';
-import { SEND_PATH } from '../functions/send/route';
-import { TABLE_SCHEMA } from '../functions/shared/store/table';
+import { SEND_PATH } from '../../functions/send/route';
+import { TABLE_SCHEMA } from '../../functions/shared/store/table';
 import { addAlarms } from './alarms';
 import { addSendApi } from './http-api';
 import { acknowledgeNagFindings } from './nag';
@@ -30,7 +30,7 @@ import { readSettings } from './settings';
 import { addSettings } from './settings-functions';
 import { addSignIn, settingsPageUrls } from './sign-in';
 
-export { SEND_PATH } from '../functions/send/route';
+export { SEND_PATH } from '../../functions/send/route';
 export { SERVICE_NAME } from './send-function';
 
 export class EmailSendApiStack extends Stack {

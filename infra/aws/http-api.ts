@@ -11,8 +11,8 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
-import { SEND_PATH } from '../functions/send/route';
-import { API_ROUTES } from '../functions/shared/http/api-routes';
+import { SEND_PATH } from '../../functions/send/route';
+import { API_ROUTES } from '../../functions/shared/http/api-routes';
 import type { StackSettings } from './settings';
 
 export interface SendApi {

@@ -7,9 +7,9 @@ import { Runtime } from 'aws-cdk-lib/aws-lambda';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 
-export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const SEND_ENTRY = fileURLToPath(new URL('../functions/send/index.ts', import.meta.url));
-export const LOCK_FILE = fileURLToPath(new URL('../package-lock.json', import.meta.url));
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const SEND_ENTRY = fileURLToPath(new URL('../../functions/send/index.ts', import.meta.url));
+export const LOCK_FILE = fileURLToPath(new URL('../../package-lock.json', import.meta.url));
 
 /** The newest Node.js Lambda runtime this aws-cdk-lib knows (cdk-nag AwsSolutions-L1 holds us to it). */
 export const SEND_RUNTIME = Runtime.NODEJS_24_X;
@@ -61,13 +61,13 @@ export function sendEsbuildOptions(outfile: string) {
   };
 }
 
-export const ME_ENTRY = fileURLToPath(new URL('../functions/me/index.ts', import.meta.url));
-export const SETTINGS_PAGE_ENTRY = fileURLToPath(new URL('../functions/settings-page/index.ts', import.meta.url));
-export const EVENTS_ENTRY = fileURLToPath(new URL('../functions/events/index.ts', import.meta.url));
-export const WEBHOOKS_ENTRY = fileURLToPath(new URL('../functions/webhooks/index.ts', import.meta.url));
-export const STATUS_ENTRY = fileURLToPath(new URL('../functions/status/index.ts', import.meta.url));
-export const SCHEDULED_ENTRY = fileURLToPath(new URL('../functions/scheduled/index.ts', import.meta.url));
-export const CANCEL_ENTRY = fileURLToPath(new URL('../functions/cancel/index.ts', import.meta.url));
+export const ME_ENTRY = fileURLToPath(new URL('../../functions/me/index.ts', import.meta.url));
+export const SETTINGS_PAGE_ENTRY = fileURLToPath(new URL('../../functions/settings-page/index.ts', import.meta.url));
+export const EVENTS_ENTRY = fileURLToPath(new URL('../../functions/events/index.ts', import.meta.url));
+export const WEBHOOKS_ENTRY = fileURLToPath(new URL('../../functions/webhooks/index.ts', import.meta.url));
+export const STATUS_ENTRY = fileURLToPath(new URL('../../functions/status/index.ts', import.meta.url));
+export const SCHEDULED_ENTRY = fileURLToPath(new URL('../../functions/scheduled/index.ts', import.meta.url));
+export const CANCEL_ENTRY = fileURLToPath(new URL('../../functions/cancel/index.ts', import.meta.url));
 
 /**
  * The settings page's files go beside its bundle, where `functions/settings-page/assets.ts`

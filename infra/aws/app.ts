@@ -1,6 +1,6 @@
 /**
  * CDK app entry (`cdk.json` runs it with tsx). Settings come from CDK context; see
- * infra/settings.ts and docs/deploy.md.
+ * infra/aws/settings.ts and docs/deploy.md.
  */
 import { App, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';

@@ -16,7 +16,7 @@ import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { PARTITIONS, USER_KEY_ATTRIBUTES } from '../functions/shared/store/table';
+import { PARTITIONS, USER_KEY_ATTRIBUTES } from '../../functions/shared/store/table';
 import { LOCK_FILE, REPO_ROOT, SEND_BUNDLING, SEND_RUNTIME } from './send-bundle';
 import type { StackSettings } from './settings';
 

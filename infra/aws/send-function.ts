@@ -9,8 +9,8 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Role } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
-import { SEND_PATH } from '../functions/send/route';
-import { DELIVERY_PARTITIONS, PAUSE_ATTRIBUTES, SEND_FUNCTION_PARTITIONS, TABLE_SCHEMA } from '../functions/shared/store/table';
+import { SEND_PATH } from '../../functions/send/route';
+import { DELIVERY_PARTITIONS, PAUSE_ATTRIBUTES, SEND_FUNCTION_PARTITIONS, TABLE_SCHEMA } from '../../functions/shared/store/table';
 import { SEND_ENTRY } from './send-bundle';
 import { addServiceFunction, inPartitions, readKeyHolders } from './service-function';
 import type { StackSettings } from './settings';
@@ -32,7 +32,7 @@ export interface SendFunction {
 
 /**
  * What sending a message takes, whoever sends it: the send function, and the scheduled-send
- * function when a scheduled message's time comes (infra/scheduled-send.ts), which sends through
+ * function when a scheduled message's time comes (infra/aws/scheduled-send.ts), which sends through
  * the same pipeline and so must be allowed the same, and no more.
  */
 export function sendingStatements(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings): PolicyStatement[] {

@@ -6,8 +6,8 @@ import { Validations } from 'aws-cdk-lib';
 import type { HttpApi, HttpRoute } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { UserPool } from 'aws-cdk-lib/aws-cognito';
 import type { ManagedPolicy, Role } from 'aws-cdk-lib/aws-iam';
-import { SEND_PATH } from '../functions/send/route';
-import { API_ROUTES } from '../functions/shared/http/api-routes';
+import { SEND_PATH } from '../../functions/send/route';
+import { API_ROUTES } from '../../functions/shared/http/api-routes';
 
 const STATUS_PATH = API_ROUTES.status.path;
 

@@ -9,8 +9,8 @@
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { DEFAULTS, loadConfig } from '../functions/shared/runtime/config';
-import { SettingsReader } from '../functions/shared/runtime/settings-reader';
+import { DEFAULTS, loadConfig } from '../../functions/shared/runtime/config';
+import { SettingsReader } from '../../functions/shared/runtime/settings-reader';
 
 /** Context keys with their defaults; each key is documented on `StackSettings`. */
 export const INFRA_DEFAULTS = {

@@ -20,7 +20,7 @@ import {
   UserPool,
   UserPoolClientIdentityProvider,
 } from 'aws-cdk-lib/aws-cognito';
-import { API_ROUTES } from '../functions/shared/http/api-routes';
+import { API_ROUTES } from '../../functions/shared/http/api-routes';
 import type { StackSettings } from './settings';
 
 export interface SignIn {
