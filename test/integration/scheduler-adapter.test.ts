@@ -5,27 +5,19 @@
  * a retry policy and the dead-letter queue; a time within it goes to the queue directly; arming
  * twice is harmless; disarming a schedule that is gone is too.
  *
- * Needs `moto_server` on the PATH; without it the suite is skipped (and says so).
+ * Needs `moto_server` on the PATH; without it the suite is skipped and says so (under CI=true it
+ * fails instead: see test/support/moto.ts).
  */
-import { spawn, spawnSync } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { CreateScheduleGroupCommand, GetScheduleCommand, ResourceNotFoundException, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { AwsScheduleTimer, atExpression, scheduleName } from '../../functions/shared/schedules/timer';
-import { freePort } from '../local/helpers';
+import { describeWithMoto, startMoto } from '../support/moto';
+import type { Moto } from '../support/moto';
 
-const hasMoto = spawnSync('sh', ['-c', 'command -v moto_server'], { encoding: 'utf8' }).status === 0;
-if (!hasMoto) console.warn('scheduler-adapter.test.ts skipped: moto_server is not on the PATH');
-const suite = hasMoto ? describe : describe.skip;
-
-const credentials = { accessKeyId: 'testing', secretAccessKey: 'testing' };
-const region = 'us-east-1';
-
-suite('AwsScheduleTimer (moto_server)', () => {
-  let moto: ChildProcess;
-  let endpoint: string;
+describeWithMoto('AwsScheduleTimer (moto_server)', () => {
+  let moto: Moto;
   let scheduler: SchedulerClient;
   let sqs: SQSClient;
   let timer: AwsScheduleTimer;
@@ -35,26 +27,19 @@ suite('AwsScheduleTimer (moto_server)', () => {
   const deadLetterArn = 'arn:aws:sqs:us-east-1:123456789012:dead';
 
   beforeAll(async () => {
-    const port = await freePort();
-    endpoint = `http://127.0.0.1:${port}`;
-    moto = spawn('moto_server', ['-H', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-    for (let i = 0; ; i++) {
-      if (await fetch(`${endpoint}/moto-api/`).then((r) => r.ok, () => false)) break;
-      if (i > 100) throw new Error('moto_server did not start');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    scheduler = new SchedulerClient({ region, endpoint, credentials });
-    sqs = new SQSClient({ region, endpoint, credentials });
+    moto = await startMoto();
+    scheduler = new SchedulerClient(moto.config);
+    sqs = new SQSClient(moto.config);
     queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'schedule-queue' }))).QueueUrl!;
     const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
     await scheduler.send(new CreateScheduleGroupCommand({ Name: groupName }));
     timer = new AwsScheduleTimer(scheduler, sqs, { groupName, targetArn: Attributes!.QueueArn!, roleArn, deadLetterArn, queueUrl });
   }, 20_000);
 
-  afterAll(() => {
+  afterAll(async () => {
     scheduler?.destroy();
     sqs?.destroy();
-    moto?.kill();
+    await moto?.stop();
   });
 
   it('makes a one-time schedule for a time past 15 minutes, deleted after it runs, to the queue with retries and the dead-letter queue', async () => {
