@@ -1,14 +1,22 @@
 /**
- * The response status for a set of message results (CONTRACT section 5). A `Scheduled` message
- * counts as a success, as `Sent` does (section 13).
+ * The response status for a set of message results. A `Scheduled` message counts as a success,
+ * as `Sent` does. When nothing was sent, the status says who is at fault: the account's rate
+ * (429), the request itself (422: resending it unchanged cannot help, and a 5xx would read as an
+ * outage of the service to clients and alarms), or SES or the service (502).
  */
 import { FAILURE_CODES } from '../shared/mail/ports';
 import type { MessageResult } from './sending';
 
 export interface Outcome {
-  readonly statusCode: 200 | 207 | 429 | 502;
+  readonly statusCode: 200 | 207 | 422 | 429 | 502;
   readonly headers: Readonly<Record<string, string>>;
 }
+
+/**
+ * Failures the request alone caused: every recipient suppressed, SES refusing the message as
+ * composed, or a sender identity SES has not verified.
+ */
+export const REQUEST_AT_FAULT: ReadonlySet<string> = new Set(['Suppressed', 'MessageRejected', 'SenderNotVerified']);
 
 /** Seconds a client should wait after a 429, by failure code. */
 const RETRY_AFTER_SECONDS: Partial<Record<string, number>> = { Throttled: 1, QuotaExceeded: 60 };
@@ -36,5 +44,6 @@ export function decideOutcome(results: readonly MessageResult[], budgetRoomInSec
     return { statusCode: 207, headers: known.length > 0 && throttled.length > 0 ? { 'Retry-After': String(wait) } : {} };
   }
   if (throttled.length === failures.length) return { statusCode: 429, headers: { 'Retry-After': String(wait) } };
+  if (failures.every((code) => REQUEST_AT_FAULT.has(code))) return { statusCode: 422, headers: {} };
   return { statusCode: 502, headers: {} };
 }

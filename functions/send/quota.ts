@@ -26,7 +26,7 @@ export interface DailyQuota {
 }
 
 /** Failure codes after which a message certainly never reached SES: its units are given back. */
-const NOT_SENT = new Set(['Throttled', 'DeadlineExceeded', 'StorageUnavailable', 'Suppressed', 'MessageRejected', 'BadRequest', 'NotFound', 'SendingPaused', 'AccountSuspended', 'MailFromDomainNotVerified', 'QuotaExceeded', 'SesUnavailable', 'SendFailed']);
+const NOT_SENT = new Set(['Throttled', 'DeadlineExceeded', 'StorageUnavailable', 'Suppressed', 'MessageRejected', 'BadRequest', 'NotFound', 'SendingPaused', 'AccountSuspended', 'MailFromDomainNotVerified', 'SenderNotVerified', 'QuotaExceeded', 'SesUnavailable', 'SendFailed']);
 
 export async function takeDailyQuota(messages: readonly ValidMessage[], organization: OrganizationAccess, usage: DailyUsage, now: number): Promise<DailyQuota | undefined> {
   const limit = organization.limits?.daily;

@@ -138,8 +138,8 @@ describe('Idempotency-Key', () => {
     const refusing: Mailer = { send: async () => Promise.reject(new SendFailure('MessageRejected')) };
     const first = await h.invoke({ headers: withKey(key), body: sendBody(tenant) }, { mailer: refusing });
     const again = await h.invoke({ headers: withKey(key), body: sendBody(tenant) });
-    expect(first.statusCode).toBe(502);
-    expect(again.statusCode).toBe(502);
+    expect(first.statusCode).toBe(422);
+    expect(again.statusCode).toBe(422);
     expect(again.body).toEqual(first.body);
     expect(await h.sentEmails()).toHaveLength(0);
   });

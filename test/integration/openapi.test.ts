@@ -325,6 +325,9 @@ describe('the response check (test/support/openapi.ts)', () => {
 
   it('accepts what the service sends', () => {
     expect(check(200, ok, results([{ Index: 0, Status: 'Sent', MessageId: 'm' }]))).toEqual([]);
+    expect(check(422, ok, results([{ Index: 0, Status: 'Failed', Error: { Code: 'Suppressed', Message: 'm', Retryable: false } }, { Index: 1, Status: 'Expired' }]))).toEqual([]);
+    expect(check(422, problem, problemBody(422, 'idempotency-key-reused'))).toEqual([]);
+    expect(check(502, ok, results([{ Index: 0, Status: 'Failed', Error: { Code: 'Suppressed', Message: 'm', Retryable: false } }, { Index: 1, Status: 'Failed', Error: { Code: 'Throttled', Message: 'm', Retryable: true } }]))).toEqual([]);
     expect(check(401, { ...problem, 'WWW-Authenticate': 'Bearer error="invalid_token"' }, problemBody(401, 'invalid-token'))).toEqual([]);
     expect(check(404, problem, problemBody(404, 'not-found'), 'GET', '/nothing/here')).toEqual([]);
     expect(openApiProblems({ method: 'GET', path: '/', status: 200, headers: { 'cache-control': 'no-store', 'content-type': 'application/json' }, body: '{"ready":true}', localStack: true })).toEqual([]);
@@ -336,6 +339,8 @@ describe('the response check (test/support/openapi.ts)', () => {
     ['a 200 with a failed message', () => check(200, ok, results([{ Index: 0, Status: 'Failed', Error: { Code: 'Throttled', Message: 'm', Retryable: true } }]))],
     ['a failure code the document does not know', () => check(502, ok, results([{ Index: 0, Status: 'Failed', Error: { Code: 'Nope', Message: 'm', Retryable: true } }]))],
     ['a 429 for a non-throttling failure', () => check(429, { ...ok, 'Retry-After': '1' }, results([{ Index: 0, Status: 'Failed', Error: { Code: 'MessageRejected', Message: 'm', Retryable: false } }]))],
+    ['a 422 for a failure Amazon SES caused', () => check(422, ok, results([{ Index: 0, Status: 'Failed', Error: { Code: 'SesUnavailable', Message: 'm', Retryable: true } }]))],
+    ['a 502 when the request alone was at fault', () => check(502, ok, results([{ Index: 0, Status: 'Failed', Error: { Code: 'Suppressed', Message: 'm', Retryable: false } }, { Index: 1, Status: 'Failed', Error: { Code: 'MessageRejected', Message: 'm', Retryable: false } }]))],
     ['a 429 without Retry-After', () => check(429, ok, results([{ Index: 0, Status: 'Failed', Error: { Code: 'Throttled', Message: 'm', Retryable: true } }]))],
     ['a Retry-After that is not seconds', () => check(503, { ...problem, 'Retry-After': 'soon' }, problemBody(503, 'storage-unavailable'))],
     ['a 401 without WWW-Authenticate', () => check(401, problem, problemBody(401, 'unauthorized'))],

@@ -76,12 +76,22 @@ describe('SES faults', () => {
     expect(result.body.Messages.every((m: any) => m.Status === 'Failed' && m.Error.Code === 'Throttled' && m.Error.Retryable)).toBe(true);
   });
 
-  it('answers 502 when nothing was sent and a failure is not throttling', async () => {
+  it('answers 422 with the results when nothing was sent and SES refused the message itself', async () => {
     sesMock.on(SendEmailCommand).rejectsOnce(throttled()).rejects(rejected());
     const overrides = { ...mockedMailer(), config: { ...h.config, sendConcurrency: 1 } };
     const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant, [message({ Subject: 'a' })]) }, overrides);
-    expect(result.statusCode).toBe(502);
+    expect(result.statusCode).toBe(422);
+    expect(result.headers['Content-Type']).toBe('application/json');
+    expect(result.headers['Retry-After']).toBeUndefined();
     expect(result.body.Messages[0].Error.Code).toBe('MessageRejected');
+  });
+
+  it('answers 502 when nothing was sent and SES, not the request, is at fault for one of them', async () => {
+    sesMock.on(SendEmailCommand).rejectsOnce(rejected()).rejects(new SendingPausedException({ message: 'x', ...meta }));
+    const overrides = { ...mockedMailer(), config: { ...h.config, sendConcurrency: 1 } };
+    const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant, [message({ Subject: 'a' }), message({ Subject: 'b' })]) }, overrides);
+    expect(result.statusCode).toBe(502);
+    expect(result.body.Messages.map((m: any) => m.Error.Code)).toEqual(['MessageRejected', 'SendingPaused']);
   });
 
   it('reports messages it ran out of time for as retryable, never drops them', async () => {
@@ -110,7 +120,7 @@ describe('every SES SendEmail exception, through the handler', () => {
     ['SendingPausedException', 'SendingPaused', false, 502, 1, () => new SendingPausedException({ message: 'x', ...meta })],
     ['AccountSuspendedException', 'AccountSuspended', false, 502, 1, () => new AccountSuspendedException({ message: 'x', ...meta })],
     ['MailFromDomainNotVerifiedException', 'MailFromDomainNotVerified', false, 502, 1, () => new MailFromDomainNotVerifiedException({ message: 'x', ...meta })],
-    ['MessageRejected', 'MessageRejected', false, 502, 1, () => rejected()],
+    ['MessageRejected', 'MessageRejected', false, 422, 1, () => rejected()],
     ['BadRequestException', 'BadRequest', false, 502, 1, () => new BadRequestException({ message: 'x', ...meta })],
     ['NotFoundException', 'NotFound', false, 502, 1, () => new NotFoundException({ message: 'Configuration set does not exist.', ...meta })],
     ['an SES 5xx', 'SesUnavailable', true, 502, 5, () => new SESv2ServiceException({ name: 'InternalFailure', $fault: 'server', message: 'x', ...meta })],

@@ -23,8 +23,16 @@ describe('decideOutcome', () => {
     expect(decideOutcome([failed(0, 'Throttled'), failed(1, 'QuotaExceeded')]).headers['Retry-After']).toBe('60');
   });
 
-  it('is 502 when nothing was sent and any failure is not throttling', () => {
+  it('is 422 with no Retry-After when nothing was sent and the request alone is at fault', () => {
+    expect(decideOutcome([failed(0, 'Suppressed')])).toEqual({ statusCode: 422, headers: {} });
+    expect(decideOutcome([failed(0, 'MessageRejected'), expired(1), failed(2, 'Suppressed')])).toEqual({ statusCode: 422, headers: {} });
+    expect(decideOutcome([{ Index: 0, Status: 'Failed', Error: { Code: 'SenderNotVerified', Message: 'm', Retryable: false } } as unknown as MessageResult]).statusCode).toBe(422);
+  });
+
+  it('is 502 when nothing was sent and any failure is neither throttling nor the request\'s fault', () => {
     expect(decideOutcome([failed(0, 'Throttled'), failed(1, 'MessageRejected')]).statusCode).toBe(502);
+    expect(decideOutcome([failed(0, 'Suppressed'), failed(1, 'SesUnavailable')]).statusCode).toBe(502);
+    expect(decideOutcome([failed(0, 'MessageRejected'), failed(1, 'MailFromDomainNotVerified')]).statusCode).toBe(502);
     expect(decideOutcome([failed(0, 'DeadlineExceeded')]).statusCode).toBe(502);
     expect(decideOutcome([failed(0, 'SesUnavailable')]).headers).toEqual({});
   });

@@ -68,6 +68,7 @@ export const FAILURE_CODES = {
   OutcomeUnknown: { retryable: false, throttling: false, retry: false, message: 'The message was handed to Amazon SES but its answer was lost; it may have been sent, so it is not retried.' },
   SendFailed: { retryable: false, throttling: false, retry: false, message: 'Amazon SES did not accept the message.' },
   Suppressed: { retryable: false, throttling: false, retry: false, message: 'Every recipient is on the Organization\'s suppression list (a permanent bounce or a complaint), so the message was not sent.' },
+  SenderNotVerified: { retryable: false, throttling: false, retry: false, message: 'The sender identity (the From domain or address) is not verified in Amazon SES, so the message was not sent.' },
   // Scheduled sends (CONTRACT section 13): the first when scheduling, the others when its time came.
   ScheduleUnavailable: { retryable: true, throttling: false, retry: false, message: 'The message could not be scheduled (the table or the scheduler did not answer), so it was neither scheduled nor sent.' },
   OrganizationForbidden: { retryable: false, throttling: false, retry: false, message: 'When its time came, the user who scheduled the message was no longer a member of the Organization, so it was not sent.' },
