@@ -36,7 +36,7 @@ import type { SendDependencies } from '../send/send-request';
 import { deliver } from '../send/send-request';
 import type { MessageResult } from '../send/sending';
 import { failed } from '../send/sending';
-import type { ValidMessage } from '../send/validation';
+import type { ValidMessage } from '../shared/mail/valid-message';
 
 export interface FireDependencies {
   /** The send endpoint's own dependencies (access, suppression, mailer, pacer …). */

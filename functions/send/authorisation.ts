@@ -7,7 +7,7 @@ import { isAllowedSender } from '../shared/domain/sender-identity';
 import type { FieldProblem } from '../shared/http/problems';
 import { OrganizationPausedProblem, SenderForbiddenProblem } from '../shared/http/problems';
 import type { OrganizationAccess } from '../shared/store/ports';
-import type { ValidMessage } from './validation';
+import type { ValidMessage } from '../shared/mail/valid-message';
 
 export type { Caller } from '../shared/auth/caller';
 export { authenticate, authoriseOrganization } from '../shared/auth/caller';

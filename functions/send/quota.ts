@@ -12,7 +12,7 @@ import type { DailyUsage, OrganizationAccess } from '../shared/store/ports';
 import { hasExpired } from './expiry';
 import type { MessageResult } from './sending';
 import { failed, recipientsOf, withSuppressed } from './sending';
-import type { ValidMessage } from './validation';
+import type { ValidMessage } from '../shared/mail/valid-message';
 
 export interface DailyQuota {
   readonly limit: number;

@@ -11,19 +11,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { mapWithConcurrency } from '../shared/runtime/pool';
-import type { ScheduleNotices } from '../shared/schedules/notices';
-import type { ScheduleStore } from '../shared/schedules/schedule-store';
-import type { ScheduleTimer } from '../shared/schedules/timer';
+import type { SchedulingDependencies } from '../shared/schedules/dependencies';
 import type { MessageResult } from './sending';
 import { failed } from './sending';
-import type { ValidMessage } from './validation';
-
-export interface SchedulingDependencies {
-  readonly schedules: ScheduleStore;
-  readonly timer: ScheduleTimer;
-  /** Webhooks (`email.scheduled`); absent where no webhook queue is configured. */
-  readonly notices: ScheduleNotices | undefined;
-}
+import type { ValidMessage } from '../shared/mail/valid-message';
 
 export interface ScheduleContext {
   readonly organizationId: string;

@@ -20,12 +20,12 @@ import type { Pacer } from './pacing';
 import type { DailyQuota } from './quota';
 import { rateLimitHeaders, settleDailyQuota, takeDailyQuota } from './quota';
 import { isScheduled } from './send-at';
-import type { SchedulingDependencies } from './scheduling';
+import type { SchedulingDependencies } from '../shared/schedules/dependencies';
 import { scheduleMessages } from './scheduling';
 import type { MessageResult, SendOptions } from './sending';
 import { sendMessages } from './sending';
 import { applySuppressions } from './suppression';
-import type { ValidMessage } from './validation';
+import type { ValidMessage } from '../shared/mail/valid-message';
 import { validateSendRequest } from './validation';
 
 export interface SendDependencies {

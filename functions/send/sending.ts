@@ -11,7 +11,7 @@ import { FAILURE_CODES, SendFailure } from '../shared/mail/ports';
 import { mapWithConcurrency } from '../shared/runtime/pool';
 import { hasExpired } from './expiry';
 import type { MessageTurn, Pacer, Sharer } from './pacing';
-import type { ValidMessage } from './validation';
+import type { ValidMessage } from '../shared/mail/valid-message';
 
 /** `Suppressed`: recipients left out because the Organization's suppression list holds them. */
 export type MessageResult = (

@@ -9,7 +9,7 @@ import type { OrganizationAccess, SuppressionList } from '../shared/store/ports'
 import { withStorageFaults } from '../shared/store/storage-errors';
 import type { MessageResult } from './sending';
 import { failed, withSuppressed } from './sending';
-import type { ValidMessage } from './validation';
+import type { ValidMessage } from '../shared/mail/valid-message';
 
 export interface Suppressed {
   /** Messages that still have recipients, with the suppressed ones removed and listed in `suppressed`. */

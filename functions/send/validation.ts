@@ -10,7 +10,7 @@ import type { Json } from '../shared/http/body-rules';
 import { ILL_FORMED, ProblemList, isObject, own, textField as text, unknownFields, validateOrganizationId } from '../shared/http/body-rules';
 import { codePointLength, isWellFormedText } from '../shared/domain/unicode';
 import { CONTROL_CHARACTERS } from '../shared/domain/header-safety';
-import type { OutgoingEmail } from '../shared/mail/ports';
+import type { ValidMessage } from '../shared/mail/valid-message';
 import { DEFAULTS } from '../shared/runtime/config';
 import { parseExpiration } from './expiry';
 import { CONTENT_FIELDS, validateMessageContent } from './message-content';
@@ -29,18 +29,6 @@ export const MAX_DISPLAY_NAME_LENGTH = 256;
 
 const TOP_LEVEL_FIELDS = new Set(['OrganizationId', 'organizationId', 'Messages']);
 const MESSAGE_FIELDS = new Set(['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime', 'SendAt', ...CONTENT_FIELDS]);
-
-/** A message that passed every rule: its content as it will go out, plus what decides its send. */
-export interface ValidMessage extends Omit<OutgoingEmail, 'organizationId' | 'from'> {
-  readonly index: number;
-  readonly from: EmailAddress;
-  /** Epoch milliseconds (UTC). */
-  readonly expiresAt?: number;
-  /** Epoch milliseconds (UTC) of `SendAt`: when it is still ahead, the message is scheduled (send-at.ts). */
-  readonly sendAt?: number;
-  /** Recipients the Organization's suppression list removed (see suppression.ts); set after validation. */
-  readonly suppressed?: readonly string[];
-}
 
 export interface SendRequest {
   /** Lower-case, for lookups. */

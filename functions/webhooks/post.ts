@@ -28,18 +28,18 @@ export interface WebhookRequest {
 /** POSTs the request and resolves with the answer's status; rejects when there was no answer. */
 export type WebhookPoster = (url: string, request: WebhookRequest) => Promise<number>;
 
+export interface PosterOptions {
+  /** The local stack's webhooks may reach this machine; in AWS nothing but public addresses. */
+  readonly allowLoopback: boolean;
+  readonly resolve?: Resolver;
+}
+
 /** The webhook's name resolves to an address it may not reach; nothing was sent. */
 export class NonPublicAddressError extends Error {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = 'NonPublicAddressError';
   }
-}
-
-export interface PosterOptions {
-  /** The local stack's webhooks may reach this machine; in AWS nothing but public addresses. */
-  readonly allowLoopback: boolean;
-  readonly resolve?: Resolver;
 }
 
 const resolveAll: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });

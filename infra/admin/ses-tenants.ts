@@ -23,6 +23,7 @@ import {
   UpdateReputationEntityPolicyCommand,
 } from '@aws-sdk/client-sesv2';
 import { tenantNameOf } from '../../functions/shared/mail/tenants';
+import { DEFAULTS } from '../../functions/shared/runtime/config';
 import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
 import { SettingsReader, fromEnv } from '../../functions/shared/runtime/settings-reader';
 import { InvalidArgumentError } from '../../functions/shared/store/records';
@@ -180,6 +181,6 @@ export function tenantsFor(target: Target, env: Env, warn: (line: string) => voi
   return new SesTenants(client, {
     configurationSet,
     reputationPolicy: policy as ReputationPolicy,
-    ...(!deployed && { local: { region: target.region ?? 'us-east-1', account: LOCAL_ACCOUNT, warn } }),
+    ...(!deployed && { local: { region: target.region ?? DEFAULTS.region, account: LOCAL_ACCOUNT, warn } }),
   });
 }

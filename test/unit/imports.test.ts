@@ -2,7 +2,9 @@
  * The shape of the import graph of what ships and runs (functions/, infra/, bench/): no import
  * circle, type-only imports included (a circle of types still ties two files into one unit), and
  * the admin CLI's frame (infra/admin/cli.ts) imported by its process entry only: command files
- * take what they share with it from command-frame.ts. Tests may import the unit they test.
+ * take what they share with it from command-frame.ts; shared code (functions/shared/) takes nothing
+ * from a function's own folder (functions/<function>/), so what several functions hold has one
+ * home every one of them can reach. Tests may import the unit they test.
  *
  * The graph is read with TypeScript's own pre-processor (every import, export-from and dynamic
  * import of a literal path), and relative specifiers are resolved as the bundler does here.
@@ -95,6 +97,28 @@ describe('the import graph of functions/, infra/ and bench/', () => {
   it('imports the admin CLI (infra/admin/cli.ts) only from its process entry', () => {
     const importers = [...graph].filter(([, targets]) => targets.includes('infra/admin/cli.ts')).map(([file]) => file);
     expect(importers).toEqual(['infra/admin/admin.ts']);
+  });
+});
+
+/** Each import of a function's own folder made from functions/shared/, as `importer -> imported`. */
+function sharedReachingIntoFunctions(edges: ReadonlyMap<string, readonly string[]>): string[] {
+  const functionFolder = /^functions\/(?!shared\/)[^/]+\//;
+  return [...edges].filter(([file]) => file.startsWith('functions/shared/'))
+    .flatMap(([file, targets]) => targets.filter((target) => functionFolder.test(target)).map((target) => `${file} -> ${target}`));
+}
+
+describe('functions/shared/', () => {
+  it('imports nothing from a function\'s own folder', () => {
+    expect(graph.get('functions/shared/schedules/schedule-store.ts')).toContain('functions/shared/mail/valid-message.ts');
+    expect(sharedReachingIntoFunctions(graph)).toEqual([]);
+  });
+
+  it('is told apart from the functions\' folders', () => {
+    expect(sharedReachingIntoFunctions(new Map([
+      ['functions/shared/schedules/a.ts', ['functions/send/validation.ts', 'functions/shared/mail/ports.ts']],
+      ['functions/shared/b.ts', ['functions/settings-page/config.ts']],
+      ['functions/send/c.ts', ['functions/shared/b.ts', 'functions/status/d.ts']],
+    ]))).toEqual(['functions/shared/schedules/a.ts -> functions/send/validation.ts', 'functions/shared/b.ts -> functions/settings-page/config.ts']);
   });
 });
 

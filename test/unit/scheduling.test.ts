@@ -6,7 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { isScheduled, readSendAt } from '../../functions/send/send-at';
 import { derivedScheduleId } from '../../functions/send/scheduling';
-import type { ValidMessage } from '../../functions/send/validation';
+import type { ValidMessage } from '../../functions/shared/mail/valid-message';
 import { ProblemList } from '../../functions/shared/http/body-rules';
 import { loadConfig } from '../../functions/shared/runtime/config';
 import { decodeMessage, encodeMessage, splitBody } from '../../functions/shared/schedules/message-codec';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { sendMessages } from '../../functions/send/sending';
-import type { ValidMessage } from '../../functions/send/validation';
+import type { ValidMessage } from '../../functions/shared/mail/valid-message';
 import type { Mailer, OutgoingEmail } from '../../functions/shared/mail/ports';
 import { SendFailure } from '../../functions/shared/mail/ports';
 import { parseEmailAddress } from '../../functions/shared/domain/email-address';

@@ -6,17 +6,26 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { SchedulingDependencies } from '../../send/scheduling';
 import type { ClientOptions } from '../runtime/clients';
 import type { Config } from '../runtime/config';
 import { createSchedulerClient, createSqsClient } from '../runtime/queue-clients';
 import type { WebhookOutbox } from '../webhooks/queue';
 import { SqsWebhookQueue } from '../webhooks/queue';
 import { DynamoDbWebhookStore } from '../webhooks/webhook-store';
+import type { ScheduleNotices } from './notices';
 import { WebhookScheduleNotices } from './notices';
+import type { ScheduleStore } from './schedule-store';
 import { DynamoDbScheduleStore } from './schedule-store';
 import type { ScheduleTimer } from './timer';
 import { AwsScheduleTimer } from './timer';
+
+/** What scheduling a message needs: where it is kept, what fires it, who hears of it. */
+export interface SchedulingDependencies {
+  readonly schedules: ScheduleStore;
+  readonly timer: ScheduleTimer;
+  /** Webhooks (`email.scheduled`); absent where no webhook queue is configured. */
+  readonly notices: ScheduleNotices | undefined;
+}
 
 /** What the local stack puts where AWS has EventBridge Scheduler and SQS. */
 export interface LocalParts {

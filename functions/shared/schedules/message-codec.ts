@@ -10,7 +10,7 @@
  */
 import { deserialize, serialize } from 'node:v8';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import type { ValidMessage } from '../../send/validation';
+import type { ValidMessage } from '../mail/valid-message';
 
 /** What one item carries of a body: well under 400 KB, leaving room for the key and attributes. */
 export const PART_BYTES = 350 * 1024;

@@ -4,7 +4,7 @@
  * the state machine and implements the port on DynamoDB.
  */
 import type { FailureCode } from '../mail/ports';
-import type { ValidMessage } from '../../send/validation';
+import type { ValidMessage } from '../mail/valid-message';
 
 export const SCHEDULE_STATES = ['Scheduled', 'Claimed', 'InFlight', 'Sent', 'Expired', 'Failed', 'Cancelled'] as const;
 export type ScheduleState = (typeof SCHEDULE_STATES)[number];
@@ -40,11 +40,8 @@ export interface ScheduleHead {
   readonly tags?: Readonly<Record<string, string>>;
 }
 
-export interface NewSchedule {
-  readonly scheduleId: string;
-  readonly organizationId: string;
-  readonly userId: string;
-  readonly sendAt: number;
+/** A schedule as the send path makes it: the head's identity and time, with the message itself. */
+export interface NewSchedule extends Pick<ScheduleHead, 'scheduleId' | 'organizationId' | 'userId' | 'sendAt'> {
   readonly message: ValidMessage;
   /** Epoch seconds: DynamoDB TTL removes the schedule, its parts and its outcome after this. */
   readonly expiresAt: number;

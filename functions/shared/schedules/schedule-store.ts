@@ -26,7 +26,7 @@ import { StorageUnavailableProblem } from '../http/problems';
 import { batchGetAll } from '../store/batch-get';
 import { unlessConditionFails } from '../store/conditions';
 import { SCHEDULE_PARTITION, itemKey, schedulePartition } from '../store/table';
-import type { ValidMessage } from '../../send/validation';
+import type { ValidMessage } from '../mail/valid-message';
 import { decodeMessage, encodeMessage, splitBody } from './message-codec';
 import type { Finish, NewSchedule, ScheduleError, ScheduleHead, ScheduleState, ScheduleStore } from './schedule-model';
 import { FINAL_STATES, SCHEDULE_STATES, ScheduleStateError } from './schedule-model';

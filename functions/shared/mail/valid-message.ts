@@ -1,0 +1,20 @@
+/**
+ * A message that passed every rule of the send request (functions/send/validation.ts): what the
+ * send path sends now, what the schedule store keeps until its time, and what the scheduled-send
+ * function sends then. Here, beside the mail ports, because the send, scheduled-send and cancel
+ * functions all hold one, and shared code takes nothing from a function's own folder.
+ */
+import type { EmailAddress } from '../domain/email-address';
+import type { OutgoingEmail } from './ports';
+
+/** A message that passed every rule: its content as it will go out, plus what decides its send. */
+export interface ValidMessage extends Omit<OutgoingEmail, 'organizationId' | 'from'> {
+  readonly index: number;
+  readonly from: EmailAddress;
+  /** Epoch milliseconds (UTC). */
+  readonly expiresAt?: number;
+  /** Epoch milliseconds (UTC) of `SendAt`: when it is still ahead, the message is scheduled (functions/send/send-at.ts). */
+  readonly sendAt?: number;
+  /** Recipients the Organization's suppression list removed (functions/send/suppression.ts); set after validation. */
+  readonly suppressed?: readonly string[];
+}
