@@ -8,25 +8,25 @@
  * always commander's text) and end with a distinct exit code, see `EXIT_CODES` (command-frame.ts,
  * with the types the command files share; they import that, never this file).
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Command, CommanderError, Option } from 'commander';
+import { resolveAdminContext } from './admin-context';
+import type { AdminContext } from './admin-context';
 import {
-  DynamoDbAdminStore,
   InvalidArgumentError,
   RecordConflictError,
   RecordNotFoundError,
 } from './admin-store';
 import type { SenderIdentity } from './admin-store';
-import type { Credentials } from '../../functions/shared/runtime/clients';
 import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
 import { EXIT_CODES } from './command-frame';
-import type { Action, Leaf, Target } from './command-frame';
+import type { Action, Leaf } from './command-frame';
 import { addLifecycleCommands } from './lifecycle-commands';
-import { TENANT_HELP, addOrgCommands, withTenants } from './org-commands';
+import { TENANT_HELP, addOrgCommands } from './org-commands';
 import { TenantError } from './ses-tenants';
-import { UserPoolError, addUserCommands } from './user-commands';
-import { LOOPBACK, LocalSettingError, endpointFrom, isLoopback, localTableName, portFrom, regionFrom, placeholderCredentials } from '../local/settings';
+import type { Target, TargetOptions } from './target';
+import { addUserCommands } from './user-commands';
+import { UserPoolError } from './user-pool';
+import { LOOPBACK, LocalSettingError } from '../local/settings';
 
 interface Output {
   write(text: string): unknown;
@@ -38,39 +38,8 @@ export interface AdminIo {
   readonly env: Readonly<Record<string, string | undefined>>;
 }
 
-interface CommonOptions {
+interface CommonOptions extends TargetOptions {
   readonly json?: boolean;
-  readonly table?: string;
-  readonly region?: string;
-}
-
-export function resolveTarget(options: CommonOptions, env: AdminIo['env']): Target {
-  const endpoint = endpointFrom(env, 'DYNAMODB_ENDPOINT');
-  if (options.table) {
-    // A deployed table: the standard AWS chain decides credentials and, without --region, the region.
-    // An emulator needs some region to sign with, and any will do.
-    const region =
-      options.region ?? (env.AWS_REGION?.trim() || env.AWS_DEFAULT_REGION?.trim() || (endpoint && isLoopback(endpoint) ? regionFrom(env) : undefined));
-    return { tableName: options.table, region, endpoint, local: false };
-  }
-  return {
-    tableName: localTableName(env),
-    region: options.region ?? regionFrom(env),
-    endpoint: endpoint ?? `http://${LOOPBACK}:${portFrom(env, 'DYNAMODB_PORT')}`,
-    local: true,
-  };
-}
-
-// Not the Lambda's createDynamoDbClient: with --table the region may come from the AWS profile,
-// which only the SDK's own resolution finds, and an operator can wait longer than a request.
-function documentClient(target: Target, credentials: Credentials | undefined): DynamoDBDocumentClient {
-  const client = new DynamoDBClient({
-    ...(target.region && { region: target.region }),
-    ...(credentials && { credentials }),
-    ...(target.endpoint && { endpoint: target.endpoint }),
-    maxAttempts: 3,
-  });
-  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 }
 
 /** An error the operator can act on, with its exit code and a stable code for `--json`. */
@@ -167,39 +136,35 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
       .description(description)
       .action(async (_options: unknown, command: Command) => {
         const options = command.optsWithGlobals<CommonOptions & Record<string, string>>();
-        let target: Target | undefined;
-        let client: DynamoDBDocumentClient | undefined;
+        let context: AdminContext | undefined;
         try {
-          target = resolveTarget(options, env);
-          // The SDK reads credentials from the process environment, whatever `env` says.
-          client = documentClient(target, target.endpoint ? placeholderCredentials(process.env, [target.endpoint]) : undefined);
-          const result = await action(new DynamoDbAdminStore(client, target.tableName), options, target);
+          context = resolveAdminContext(options, env, warn);
+          const result = await action(context.store(), options, context);
           outcome = { ...result, asJson: options.json === true };
         } catch (error) {
-          failure = { error, target, json: options.json === true };
+          failure = { error, target: context?.target, json: options.json === true };
         } finally {
-          client?.destroy();
+          context?.close();
         }
       });
 
   const org = program.command('org').description('Organizations');
-  leaf(org, 'create', 'create an Organization and print its id; with SES tenants, also its tenant', async (store, o, target) =>
-    withTenants(target, env, warn, async (tenants) => {
-      const created = await store.createOrganization({ name: o.name!, ...(o.id !== undefined && { id: o.id }) });
-      try {
-        await tenants?.ensure(created.id, []);
-      } catch (error) {
-        throw new TenantError(`Organization "${created.name}" was created with id ${created.id}, but ${(error as Error).message}; finish it with "org tenants sync"`, { cause: error });
-      }
-      return { human: `Organization "${created.name}" created with id ${created.id}`, json: { id: created.id } };
-    }),
-  )
+  leaf(org, 'create', 'create an Organization and print its id; with SES tenants, also its tenant', async (store, o, admin) => {
+    const tenants = admin.tenants();
+    const created = await store.createOrganization({ name: o.name!, ...(o.id !== undefined && { id: o.id }) });
+    try {
+      await tenants?.ensure(created.id, []);
+    } catch (error) {
+      throw new TenantError(`Organization "${created.name}" was created with id ${created.id}, but ${(error as Error).message}; finish it with "org tenants sync"`, { cause: error });
+    }
+    return { human: `Organization "${created.name}" created with id ${created.id}`, json: { id: created.id } };
+  })
     .requiredOption('--name <name>', 'display name')
     .option('--id <uuid>', 'use this id instead of a random UUID')
     .addHelpText('after', TENANT_HELP);
 
-  addOrgCommands(org, leaf, env, warn);
-  addUserCommands(program, leaf, env);
+  addOrgCommands(org, leaf);
+  addUserCommands(program, leaf);
 
   const member = program.command('member').description('memberships of users in Organizations');
   const membership = (add: boolean): Action => async (store, o) => {
@@ -219,23 +184,22 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
   }
 
   const sender = program.command('sender').description("sender identities: the domains and addresses an Organization may send from");
-  const senderChange = (add: boolean): Action => async (store, o, target) => {
+  const senderChange = (add: boolean): Action => async (store, o, admin) => {
     const identity = identityOf(o);
     const organizationId = o.org!.toLowerCase();
     // With SES tenants, the identity joins (or leaves) the Organization's tenant too.
-    return withTenants(target, env, warn, async (tenants) => {
-      const stored = add ? await store.addSender(organizationId, identity) : await store.removeSender(organizationId, identity);
-      try {
-        await (add ? tenants?.associateIdentity(organizationId, stored) : tenants?.dissociateIdentity(organizationId, stored));
-      } catch (error) {
-        const finish = add ? 'finish it with "org tenants sync"' : 'remove the association in Amazon SES (DeleteTenantResourceAssociation)';
-        throw new TenantError(`${stored} was ${add ? 'added to' : 'removed from'} Organization ${organizationId}, but ${(error as Error).message}; ${finish}`, { cause: error });
-      }
-      return {
-        human: `Organization ${organizationId} may ${add ? 'now' : 'no longer'} send from ${'domain' in identity ? 'the domain ' : ''}${stored}`,
-        json: { organizationId, sender: stored, type: 'domain' in identity ? 'domain' : 'address', allowed: add },
-      };
-    });
+    const tenants = admin.tenants();
+    const stored = add ? await store.addSender(organizationId, identity) : await store.removeSender(organizationId, identity);
+    try {
+      await (add ? tenants?.associateIdentity(organizationId, stored) : tenants?.dissociateIdentity(organizationId, stored));
+    } catch (error) {
+      const finish = add ? 'finish it with "org tenants sync"' : 'remove the association in Amazon SES (DeleteTenantResourceAssociation)';
+      throw new TenantError(`${stored} was ${add ? 'added to' : 'removed from'} Organization ${organizationId}, but ${(error as Error).message}; ${finish}`, { cause: error });
+    }
+    return {
+      human: `Organization ${organizationId} may ${add ? 'now' : 'no longer'} send from ${'domain' in identity ? 'the domain ' : ''}${stored}`,
+      json: { organizationId, sender: stored, type: 'domain' in identity ? 'domain' : 'address', allowed: add },
+    };
   };
   for (const [name, add] of [['add', true], ['remove', false]] as const) {
     leaf(sender, name, `${add ? 'allow' : 'stop allowing'} a sender domain or exact address`, senderChange(add))
@@ -273,7 +237,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
     return { human: `Removed ${removed} key item${removed === 1 ? '' : 's'} no user holds`, json: { removed } };
   });
 
-  addLifecycleCommands(program, leaf, env);
+  addLifecycleCommands(program, leaf);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -1,11 +1,15 @@
 /**
- * What the admin CLI's frame (cli.ts) and its command files share: the target a command runs
- * against, the shape of a command's action, the function that declares one, and the exit codes.
+ * What the admin CLI's frame (cli.ts) and its command files share: the shape of a command's
+ * action (it gets the table's store and the admin context, admin-context.ts: the target and its
+ * clients, resolved once), the function that declares one, and the exit codes.
  * It lives apart from cli.ts so that command files import it rather than cli.ts, which imports
  * them: the import graph stays a tree (test/unit/imports.test.ts checks that).
  */
 import type { Command } from 'commander';
+import type { AdminContext } from './admin-context';
 import type { DynamoDbAdminStore } from './admin-store';
+
+export type { Target } from './target';
 
 export const EXIT_CODES = {
   ok: 0,
@@ -19,13 +23,5 @@ export const EXIT_CODES = {
   unavailable: 5,
 } as const;
 
-/** Which table, where: the local stack's unless `--table` names a deployed one. */
-export interface Target {
-  readonly tableName: string;
-  readonly region: string | undefined;
-  readonly endpoint: string | undefined;
-  readonly local: boolean;
-}
-
-export type Action = (store: DynamoDbAdminStore, options: Record<string, string>, target: Target) => Promise<{ human: string; json: Record<string, unknown> }>;
+export type Action = (store: DynamoDbAdminStore, options: Record<string, string>, admin: AdminContext) => Promise<{ human: string; json: Record<string, unknown> }>;
 export type Leaf = (parent: Command, name: string, description: string, action: Action) => Command;

@@ -5,23 +5,10 @@
  * command line (output, errors); what both share (targets, the action and leaf types, exit codes)
  * is in command-frame.ts.
  */
-import { KMSClient } from '@aws-sdk/client-kms';
 import type { Command } from 'commander';
-import { InvalidArgumentError } from '../../functions/shared/store/records';
-import type { SecretSealer } from '../../functions/shared/webhooks/sealing';
-import { KmsSealer } from '../../functions/shared/webhooks/sealing';
-import { localSealer } from '../local/sealing-key';
-import type { Leaf, Target } from './command-frame';
+import type { Leaf } from './command-frame';
 
-/** Locally the local stack's key seals; a deployed table's secrets need the stack's KMS key (output WebhookKeyArn). */
-function sealerFor(target: Target, kmsKey: string | undefined, env: Readonly<Record<string, string | undefined>>): SecretSealer {
-  if (target.local) return localSealer(env);
-  const keyId = kmsKey ?? env.WEBHOOK_KMS_KEY_ID?.trim();
-  if (!keyId) throw new InvalidArgumentError('a deployed table needs --kms-key (the stack output WebhookKeyArn), or WEBHOOK_KMS_KEY_ID');
-  return new KmsSealer(new KMSClient({ ...(target.region && { region: target.region }), maxAttempts: 3 }), keyId);
-}
-
-export function addLifecycleCommands(program: Command, leaf: Leaf, env: Readonly<Record<string, string | undefined>>): void {
+export function addLifecycleCommands(program: Command, leaf: Leaf): void {
   const suppression = program.command('suppression').description("an Organization's suppression list: addresses that bounced permanently or complained");
   leaf(suppression, 'list', 'list the suppressed addresses, with why and when', async (store, o) => {
     const organizationId = o.org!.toLowerCase();
@@ -41,9 +28,9 @@ export function addLifecycleCommands(program: Command, leaf: Leaf, env: Readonly
     .requiredOption('--address <email>', 'the suppressed address');
 
   const webhook = program.command('webhook').description("an Organization's delivery webhook (Standard Webhooks signatures)");
-  leaf(webhook, 'set', "set or replace the Organization's webhook URL and print its new signing secret once", async (store, o, target) => {
+  leaf(webhook, 'set', "set or replace the Organization's webhook URL and print its new signing secret once", async (store, o, admin) => {
     const organizationId = o.org!.toLowerCase();
-    const secret = await store.setWebhook(organizationId, o.url!, sealerFor(target, o.kmsKey, env), target.local);
+    const secret = await store.setWebhook(organizationId, o.url!, admin.sealer(o.kmsKey), admin.local);
     return {
       human: `Webhook of Organization ${organizationId} now posts to ${o.url}; its signing secret (shown only this once, store it now): ${secret}`,
       json: { secret },

@@ -3,7 +3,7 @@
  * `org limits` (its rate, daily quota and fair-share weight), `org show` (the Organization, its
  * limits and today's use of its quota, its reputation and whether it is paused), `org resume`
  * (lifts a pause) and `org tenants sync` (gives every Organization its SES tenant); plus the
- * SES-tenant steps `org create` and `sender add|remove` take (`tenantsFor`). Apart from cli.ts,
+ * help text of the SES-tenant steps `org create` and `sender add|remove` take. Apart from cli.ts,
  * which runs the command line (output, errors); what both share is in command-frame.ts.
  *
  * `org show` prints sections, each made by its own function from what it reads.
@@ -20,12 +20,7 @@ import { InvalidArgumentError, RecordNotFoundError } from '../../functions/share
 import type { Organization } from '../../functions/shared/store/records';
 import { itemKey } from '../../functions/shared/store/table';
 import type { DynamoDbAdminStore } from './admin-store';
-import type { Leaf, Target } from './command-frame';
-import { tenantsFor } from './ses-tenants';
-
-export { tenantsFor } from './ses-tenants';
-
-type Env = Readonly<Record<string, string | undefined>>;
+import type { Leaf } from './command-frame';
 
 /** Where the tenant commands take their settings from (their --help). */
 export const TENANT_HELP = [
@@ -149,17 +144,7 @@ async function organizationIds(store: DynamoDbAdminStore): Promise<string[]> {
   return ids.sort();
 }
 
-/** Runs `use` with the target's tenants (none when they are off), closing the client after; `warn` takes local warnings (stderr). */
-export async function withTenants<T>(target: Target, env: Env, warn: (line: string) => void, use: (tenants: ReturnType<typeof tenantsFor>) => Promise<T>): Promise<T> {
-  const tenants = tenantsFor(target, env, warn);
-  try {
-    return await use(tenants);
-  } finally {
-    tenants?.destroy();
-  }
-}
-
-export function addOrgCommands(org: Command, leaf: Leaf, env: Env, warn: (line: string) => void): void {
+export function addOrgCommands(org: Command, leaf: Leaf): void {
   leaf(org, 'limits', "set an Organization's rate, daily quota and fair-share weight (with no option: print them)", async (store, o) => {
     const id = o.org!.toLowerCase();
     const change = { rate: limitOption(o.rate, 'rate', true), daily: limitOption(o.daily, 'daily', true), weight: limitOption(o.weight, 'weight', false) ?? undefined };
@@ -198,19 +183,18 @@ export function addOrgCommands(org: Command, leaf: Leaf, env: Env, warn: (line: 
   }).requiredOption('--org <uuid>', 'Organization id');
 
   const tenants = org.command('tenants').description('Amazon SES tenants: one per Organization (on in AWS; locally with SES_TENANTS=true)');
-  leaf(tenants, 'sync', 'give every Organization its SES tenant, reputation policy and associations (safe to run again)', async (store, _o, target: Target) =>
-    withTenants(target, env, warn, async (ses) => {
-      if (!ses) throw new InvalidArgumentError('SES tenants are off for this target: they are on for a deployed table (--table), or set SES_TENANTS=true');
-      let created = 0;
-      const ids = await organizationIds(store);
-      for (const id of ids) {
-        const { senders } = await store.getOrganization(id);
-        if (await ses.ensure(id, senders)) created++;
-      }
-      return {
-        human: `${ids.length} Organization${ids.length === 1 ? '' : 's'} checked, ${created} tenant${created === 1 ? '' : 's'} created`,
-        json: { organizations: ids.length, created },
-      };
-    }),
-  ).addHelpText('after', TENANT_HELP);
+  leaf(tenants, 'sync', 'give every Organization its SES tenant, reputation policy and associations (safe to run again)', async (store, _o, admin) => {
+    const ses = admin.tenants();
+    if (!ses) throw new InvalidArgumentError('SES tenants are off for this target: they are on for a deployed table (--table), or set SES_TENANTS=true');
+    let created = 0;
+    const ids = await organizationIds(store);
+    for (const id of ids) {
+      const { senders } = await store.getOrganization(id);
+      if (await ses.ensure(id, senders)) created++;
+    }
+    return {
+      human: `${ids.length} Organization${ids.length === 1 ? '' : 's'} checked, ${created} tenant${created === 1 ? '' : 's'} created`,
+      json: { organizations: ids.length, created },
+    };
+  }).addHelpText('after', TENANT_HELP);
 }

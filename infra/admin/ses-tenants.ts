@@ -27,8 +27,9 @@ import { DEFAULTS } from '../../functions/shared/runtime/config';
 import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
 import { SettingsReader, fromEnv } from '../../functions/shared/runtime/settings-reader';
 import { InvalidArgumentError } from '../../functions/shared/store/records';
-import { LOOPBACK, endpointFrom, isLoopback, placeholderCredentials, portFrom } from '../local/settings';
-import type { Target } from './command-frame';
+import { placeholderCredentials } from '../local/settings';
+import type { Target } from './target';
+import { isEmulated, sesEndpointOf } from './target';
 
 /** SES's managed reputation policies: what SES does with a tenant's own reputation findings. */
 export const REPUTATION_POLICIES = ['standard', 'strict', 'none'] as const;
@@ -156,31 +157,41 @@ export class SesTenants {
 }
 
 /**
- * The tenants of this target, or undefined when tenants are off: on for a deployed table, off
- * for the local stack, and SES_TENANTS=true|false decides either way.
+ * The tenant settings of this target, or undefined when tenants are off: on for a deployed table,
+ * off for the local stack, and SES_TENANTS=true|false decides either way.
  */
-export function tenantsFor(target: Target, env: Env, warn: (line: string) => void = () => undefined): SesTenants | undefined {
+export function tenantSettingsFor(target: Target, env: Env, warn: (line: string) => void = () => undefined): TenantSettings | undefined {
   const read = new SettingsReader(fromEnv(env));
-  const deployed = !target.local && !(target.endpoint && isLoopback(target.endpoint));
+  const deployed = !target.local && !isEmulated(target);
   const enabled = read.boolean('SES_TENANTS', deployed);
   const policy = read.text('SES_TENANT_REPUTATION_POLICY', 'standard');
   if (!(REPUTATION_POLICIES as readonly string[]).includes(policy)) read.problem(`SES_TENANT_REPUTATION_POLICY must be one of ${REPUTATION_POLICIES.join(', ')}, got "${policy}"`);
-  const endpoint = endpointFrom(env, 'SES_ENDPOINT') ?? (target.local ? `http://${LOOPBACK}:${portFrom(env, 'SES_PORT')}` : undefined);
   const configurationSet = read.text('SES_CONFIGURATION_SET');
   // Without its configuration set a tenant cannot send the service's mail (every SendEmail names the set).
   if (enabled && deployed && !configurationSet) read.problem('SES tenants of a deployed table need SES_CONFIGURATION_SET (the stack output ConfigurationSetName)');
   read.finish((message) => new InvalidArgumentError(message));
   if (!enabled) return undefined;
+  return {
+    configurationSet,
+    reputationPolicy: policy as ReputationPolicy,
+    ...(!deployed && { local: { region: target.region ?? DEFAULTS.region, account: LOCAL_ACCOUNT, warn } }),
+  };
+}
+
+/** The SES v2 client of this target (its SES endpoint, placeholder credentials on this machine). */
+export function sesClientFor(target: Target, env: Env): SESv2Client {
+  const endpoint = sesEndpointOf(target, env);
   const credentials = endpoint ? placeholderCredentials(process.env, [endpoint]) : undefined;
-  const client = new SESv2Client({
+  return new SESv2Client({
     ...(target.region && { region: target.region }),
     ...(endpoint && { endpoint }),
     ...(credentials && { credentials }),
     maxAttempts: 3,
   });
-  return new SesTenants(client, {
-    configurationSet,
-    reputationPolicy: policy as ReputationPolicy,
-    ...(!deployed && { local: { region: target.region ?? DEFAULTS.region, account: LOCAL_ACCOUNT, warn } }),
-  });
+}
+
+/** The tenants of this target with a client of their own (the local stack's way), or undefined when they are off. */
+export function tenantsFor(target: Target, env: Env, warn: (line: string) => void = () => undefined): SesTenants | undefined {
+  const settings = tenantSettingsFor(target, env, warn);
+  return settings && new SesTenants(sesClientFor(target, env), settings);
 }
