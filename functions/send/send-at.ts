@@ -1,6 +1,6 @@
 /**
- * `SendAt` (CONTRACT section 13): when a message is to go, in `ExpirationDateTime`'s shape and
- * reading (`YYYY-MM-DD HH:MM:SS`, UTC; expiry.ts parses both). At most `MAX_SCHEDULE_DAYS` ahead,
+ * `SendAt`: when a message is to go, in `ExpirationDateTime`'s shapes and reading
+ * (`YYYY-MM-DD HH:MM:SS` as UTC, or RFC 3339 with an offset; expiry.ts parses both). At most `MAX_SCHEDULE_DAYS` ahead,
  * and earlier than the message's own expiry: a message that would expire before it is sent can
  * only ever be `Expired`, which the client is better told now. A time already past is no
  * schedule: the message goes at once, as without it.
@@ -8,7 +8,7 @@
 import { ILL_FORMED } from '../shared/http/body-rules';
 import type { ProblemList } from '../shared/http/body-rules';
 import { isWellFormedText } from '../shared/domain/unicode';
-import { parseExpiration } from './expiry';
+import { parseExpiration, TIME_FORMAT_RULE } from './expiry';
 
 const DAY_MS = 24 * 60 * 60 * 1_000;
 
@@ -27,7 +27,7 @@ export function readSendAt(value: unknown, pointer: string, problems: ProblemLis
   }
   const sendAt = typeof value === 'string' ? parseExpiration(value) : undefined;
   if (sendAt === undefined) {
-    problems.add(pointer, 'must be a real UTC date and time as "YYYY-MM-DD HH:MM:SS"');
+    problems.add(pointer, TIME_FORMAT_RULE);
     return undefined;
   }
   if (sendAt > rules.now + rules.maxScheduleDays * DAY_MS) {

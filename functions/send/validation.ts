@@ -12,7 +12,7 @@ import { codePointLength, isWellFormedText } from '../shared/domain/unicode';
 import { CONTROL_CHARACTERS } from '../shared/domain/header-safety';
 import type { ValidMessage } from '../shared/mail/valid-message';
 import { DEFAULTS } from '../shared/runtime/config';
-import { parseExpiration } from './expiry';
+import { parseExpiration, TIME_FORMAT_RULE } from './expiry';
 import { CONTENT_FIELDS, validateMessageContent } from './message-content';
 import type { SendAtRules } from './send-at';
 import { readSendAt } from './send-at';
@@ -138,7 +138,7 @@ function validateMessage(value: unknown, index: number, problems: ProblemList, l
   if (expirationValue !== undefined && expirationValue !== null) {
     if (typeof expirationValue === 'string' && !isWellFormedText(expirationValue)) problems.add(`${base}/ExpirationDateTime`, ILL_FORMED);
     else if (typeof expirationValue !== 'string' || (expiresAt = parseExpiration(expirationValue)) === undefined) {
-      problems.add(`${base}/ExpirationDateTime`, 'must be a real UTC date and time as "YYYY-MM-DD HH:MM:SS"');
+      problems.add(`${base}/ExpirationDateTime`, TIME_FORMAT_RULE);
     }
   }
 

@@ -204,7 +204,9 @@ describe('the request schema and the validation code', () => {
     fc.constantFrom('a@example.org', 'kunde@bücher.de', 'not-an-address', 'A <a@example.org>', 'a@localhost', 'a@[127.0.0.1]', `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.io`, 'ü@example.org', '', ' a@example.org'),
     fc.emailAddress(),
   );
-  const dateTime = fc.constantFrom('2099-12-31 23:59:59', '2020-01-01 00:00:00', '2099-12-31T23:59:59', '2099-12-31 23:59', ' 2099-12-31 23:59:59', '2028-02-29 12:00:00', '2099-12-31 23:59:59Z');
+  const dateTime = fc.constantFrom('2099-12-31 23:59:59', '2020-01-01 00:00:00', '2099-12-31T23:59:59', '2099-12-31 23:59', ' 2099-12-31 23:59:59', '2028-02-29 12:00:00', '2099-12-31 23:59:59Z',
+    '2099-12-31T23:59:59Z', '2099-12-31t23:59:59.123456789z', '2099-12-31 23:59:59-00:00', '2099-12-31T23:59:59.5+05:30', '2099-12-31T23:59:59+0200', '2099-12-31T23:59:59+24:00',
+    '2099-12-31T23:59:59.1234567890Z', '2099-12-31T23:59:59.Z', '2099-12-31 23:59:59.5', '2026-02-30T10:00:00Z', '2026-12-31T23:59:60Z');
   const recipients = fc.oneof(fc.array(address, { maxLength: 3 }), fc.constant([]), fc.constant(null), address, fc.array(fc.oneof(fc.integer(), fc.constant(null)), { minLength: 1, maxLength: 2 }));
   const optionalText = fc.oneof(text, fc.constant(null), fc.integer(), fc.boolean());
   const FIELD_VALUES: Record<string, fc.Arbitrary<unknown>> = {
@@ -246,6 +248,7 @@ describe('the request schema and the validation code', () => {
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
   );
 
+  const TIME_SHAPE = new RegExp(doc.components.schemas.Message.properties.ExpirationDateTime.pattern, 'u');
   /** What the schema cannot say and the descriptions do: checked by the code only. */
   function beyondSchema(candidate: unknown): boolean {
     if (typeof candidate !== 'object' || candidate === null) return false;
@@ -254,8 +257,8 @@ describe('the request schema and the validation code', () => {
     if (typeof upper === 'string' && typeof lower === 'string' && upper.toLowerCase() !== lower.toLowerCase()) return true;
     return (Array.isArray(Messages) ? Messages : []).some((message: Json) => {
       const when = message?.ExpirationDateTime;
-      // A date of the right shape that is not on the calendar.
-      return typeof when === 'string' && /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(when) && parseExpiration(when) === undefined;
+      // A time of a shape the document admits that is not on the calendar (30 February, a leap second).
+      return typeof when === 'string' && TIME_SHAPE.test(when) && parseExpiration(when) === undefined;
     });
   }
 
@@ -277,6 +280,7 @@ describe('the request schema and the validation code', () => {
     ['51 recipients (JSON Schema cannot sum To, Cc and Bcc)', { OrganizationId: ORG, Messages: [{ ...base(), To: Array(20).fill('a@example.org'), Cc: Array(20).fill('b@example.org'), Bcc: Array(11).fill('c@example.org') }] }],
     ['both spellings with different values', { OrganizationId: ORG, organizationId: '00000000-0000-4000-8000-000000000000', Messages: [base()] }],
     ['an impossible calendar date', { OrganizationId: ORG, Messages: [{ ...base(), ExpirationDateTime: '2026-02-30 10:00:00' }] }],
+    ['an impossible calendar date in RFC 3339', { OrganizationId: ORG, Messages: [{ ...base(), ExpirationDateTime: '2026-02-30T10:00:00+01:00' }] }],
   ])('leave to the description: %s (schema-valid, refused by the code)', (_rule, candidate) => {
     expect(validRequest(candidate)).toBe(true);
     expect(codeAccepts(candidate)).toBe(false);

@@ -62,6 +62,19 @@ function fireDeps(timer: ScheduleTimer, overrides: { mailer?: Mailer; now?: () =
   };
 }
 
+describe('SendAt in RFC 3339', () => {
+  it('schedules a SendAt written with an offset and fractional seconds at the instant it names', async () => {
+    const timer = recordingTimer();
+    const at = Math.ceil((Date.now() + 3_600_000) / 1_000) * 1_000 + 250;
+    // The same instant, written at UTC+05:30.
+    const local = new Date(at + 330 * 60_000).toISOString().slice(0, 23);
+    const scheduled = await scheduleThroughHandler(timer, [message({ Subject: `rfc3339 ${randomUUID()}`, SendAt: `${local}+05:30` })]);
+    expect(scheduled.statusCode).toBe(200);
+    expect(scheduled.body.Messages[0]).toEqual({ Index: 0, Status: 'Scheduled', ScheduleId: expect.any(String) });
+    expect(timer.armed).toEqual([{ scheduleId: scheduled.body.Messages[0].ScheduleId, at, attempt: undefined }]);
+  });
+});
+
 describe('fireSchedule', () => {
   it('makes a message that hits the quota wait, re-arms its timer, and sends it once the wait is over', async () => {
     const timer = recordingTimer();

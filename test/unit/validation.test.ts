@@ -123,7 +123,8 @@ describe('validateSendRequest', () => {
     ['TextContent not a string', { TextContent: 5 }, '/Messages/0/TextContent'],
     ['HtmlContent not a string', { HtmlContent: { html: true } }, '/Messages/0/HtmlContent'],
     ['ExpirationDateTime impossible', { ExpirationDateTime: '2026-02-30 10:00:00' }, '/Messages/0/ExpirationDateTime'],
-    ['ExpirationDateTime ISO shaped', { ExpirationDateTime: '2026-01-01T10:00:00Z' }, '/Messages/0/ExpirationDateTime'],
+    ['ExpirationDateTime RFC 3339 without an offset', { ExpirationDateTime: '2026-01-01T10:00:00' }, '/Messages/0/ExpirationDateTime'],
+    ['SendAt RFC 3339 with an impossible offset', { SendAt: '2026-01-01T10:00:00+25:00' }, '/Messages/0/SendAt'],
     ['ExpirationDateTime a number', { ExpirationDateTime: 1767261600 }, '/Messages/0/ExpirationDateTime'],
     ['a misspelt field', { Subjet: 'x' }, '/Messages/0/Subjet'],
     ['a lower-case field name', { to: ['a@example.org'] }, '/Messages/0/to'],
@@ -133,6 +134,21 @@ describe('validateSendRequest', () => {
 
   it('accepts exactly 998 subject characters, counted as characters not UTF-16 units', () => {
     expect(() => validateSendRequest({ OrganizationId: ORG, Messages: [msg({ Subject: '😀'.repeat(998) })] }, limits)).not.toThrow();
+  });
+
+  it('reads ExpirationDateTime and SendAt in RFC 3339 with an offset as the instants they name, and says both shapes when refusing', () => {
+    const now = Date.UTC(2026, 10, 24, 12);
+    const request = validateSendRequest(
+      { OrganizationId: ORG, Messages: [msg({ SendAt: '2026-11-25T10:00:00+02:00', ExpirationDateTime: '2026-11-25T08:30:00.5Z' })] },
+      { ...limits, now },
+    );
+    expect(request.messages[0]).toMatchObject({ sendAt: Date.UTC(2026, 10, 25, 8), expiresAt: Date.UTC(2026, 10, 25, 8, 30, 0, 500) });
+    // 10:00+02:00 is 08:00Z: not earlier than an expiry at 08:00:00Z.
+    const late = problemsOf({ OrganizationId: ORG, Messages: [msg({ SendAt: '2026-11-25T10:00:00+02:00', ExpirationDateTime: '2026-11-25 08:00:00' })] });
+    expect(late).toEqual([{ pointer: '/Messages/0/SendAt', detail: expect.stringContaining('earlier than') }]);
+    const [problem] = problemsOf({ OrganizationId: ORG, Messages: [msg({ ExpirationDateTime: '2026-11-25T08:00:00' })] });
+    expect(problem!.detail).toContain('YYYY-MM-DD HH:MM:SS');
+    expect(problem!.detail).toContain('RFC 3339');
   });
 
   it('treats null optional fields as absent', () => {
