@@ -39,8 +39,24 @@ export const LIMITS = {
  * Header fields the service writes itself (or SES does): a client's copy would clash with
  * them or forge them. Compared in lower case; every `Content-*` field is the MIME structure's.
  */
-const RESERVED_HEADERS = new Set(['from', 'to', 'cc', 'bcc', 'subject', 'reply-to', 'date', 'message-id', 'mime-version', 'return-path', 'dkim-signature', 'received']);
-const isReservedHeader = (lowerName: string) => RESERVED_HEADERS.has(lowerName) || lowerName.startsWith('content-');
+const WRITTEN_HEADERS = new Set(['from', 'to', 'cc', 'bcc', 'subject', 'reply-to', 'date', 'message-id', 'mime-version', 'return-path', 'dkim-signature', 'received']);
+/**
+ * Header fields that name a sender or instruct or vouch to a mail system (security audit round
+ * 3, findings 1 and 2). Every identity is verified account-wide in SES, so the per-Organization
+ * sender check is the only wall between tenants: `Sender: ceo@beta.test` or `Resent-From` would
+ * let one Organization put another's address where mail clients show it; `X-SES-*` would steer
+ * SES itself (another configuration set, message tags, an identity's ARN); authentication
+ * results and ARC seals would vouch for checks nobody made.
+ */
+const IMPERSONATING_HEADERS = new Set(['sender', 'authentication-results', 'domainkey-signature']);
+const IMPERSONATING_PREFIXES = ['resent-', 'x-ses-', 'arc-'];
+
+type ReservedHeader = 'written' | 'impersonating' | undefined;
+function reservedHeader(lowerName: string): ReservedHeader {
+  if (WRITTEN_HEADERS.has(lowerName) || lowerName.startsWith('content-')) return 'written';
+  if (IMPERSONATING_HEADERS.has(lowerName) || IMPERSONATING_PREFIXES.some((prefix) => lowerName.startsWith(prefix))) return 'impersonating';
+  return undefined;
+}
 
 /** RFC 5322 field name: printable ASCII except the colon. */
 const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
@@ -66,6 +82,19 @@ const CONTENT_ID = /^[\x21\x23-\x3b\x3d\x3f-\x7e]+$/;
 /** RFC 4648 standard base64's alphabet, padding only at the end (a plain loop: files run to megabytes). */
 const BASE64_TEXT = /^[A-Za-z0-9+/]*={0,2}$/;
 const FILE_NAME_FORBIDDEN = /[/\\]/;
+/**
+ * Unicode format characters (general category Cf): the bidirectional controls U+200E, U+200F,
+ * U+202A-U+202E, U+2066-U+2069 and U+061C, and the invisible ones beside them (zero-width
+ * space and joiners, soft hyphen, U+FEFF). `invoice\u202Efdp.zip` shows as `invoicepdf.zip`
+ * while it is a `.zip` (security audit round 3, finding 7).
+ */
+const FORMAT_CHARACTERS = /\p{Cf}/u;
+/**
+ * A file's content type must be a leaf: a `multipart/*` part holds parts of its own, which the
+ * composed MIME would carry without them (the file silently lost), and `message/*` would put the
+ * client's bytes into the MIME unencoded (security audit round 3, finding 8).
+ */
+const CONTAINER_TYPE = /^(multipart|message)\//i;
 
 export type MessageContent = Pick<OutgoingEmail, 'replyTo' | 'headers' | 'tags' | 'attachments'>;
 
@@ -120,8 +149,10 @@ function validateHeaders(value: unknown, pointer: string, problems: ProblemList)
     const lower = name.toLowerCase();
     if (name.length === 0 || name.length > LIMITS.headerName || !FIELD_NAME.test(name)) {
       problems.add(at, `not a header field name: 1 to ${LIMITS.headerName} printable ASCII characters, no colon or space`);
-    } else if (isReservedHeader(lower)) {
+    } else if (reservedHeader(lower) === 'written') {
       problems.add(at, `"${name}" is written by the service itself and cannot be set (nor any Content-* field)`);
+    } else if (reservedHeader(lower) === 'impersonating') {
+      problems.add(at, `"${name}" names a sender or instructs a mail system and cannot be set (nor any Resent-*, X-SES-* or ARC-* field)`);
     } else if (seen.has(lower)) {
       problems.add(at, `the same field as "${seen.get(lower)}" (header names are case-insensitive)`);
     }
@@ -173,6 +204,7 @@ function validateAttachment(value: unknown, pointer: string, problems: ProblemLi
     const extension = extensionOf(fileName);
     if (fileName === '' || codePointLength(fileName) > LIMITS.fileName) problems.add(`${pointer}/FileName`, `must be 1 to ${LIMITS.fileName} characters`);
     else if (FILE_NAME_FORBIDDEN.test(fileName) || CONTROL_CHARACTERS.test(fileName)) problems.add(`${pointer}/FileName`, 'must not contain "/", "\\" or control characters');
+    else if (FORMAT_CHARACTERS.test(fileName)) problems.add(`${pointer}/FileName`, 'must not contain Unicode bidirectional or other invisible format characters (U+200E, U+202E …): they disguise the extension');
     else if (extension !== undefined && UNSUPPORTED_EXTENSIONS.has(extension)) {
       problems.add(`${pointer}/FileName`, `Amazon SES does not accept ".${extension}" attachments (its list of unsupported attachment types)`);
     }
@@ -185,6 +217,8 @@ function validateAttachment(value: unknown, pointer: string, problems: ProblemLi
   const contentType = optionalText(value, 'ContentType', pointer, problems);
   if (contentType !== undefined && (contentType.length > LIMITS.contentType || !MEDIA_TYPE.test(contentType))) {
     problems.add(`${pointer}/ContentType`, `must be a media type "type/subtype" without parameters, at most ${LIMITS.contentType} characters`);
+  } else if (contentType !== undefined && CONTAINER_TYPE.test(contentType)) {
+    problems.add(`${pointer}/ContentType`, 'must not be multipart/* or message/*: an attachment is one file, not a container of MIME parts');
   }
   const contentId = optionalText(value, 'ContentId', pointer, problems);
   if (contentId !== undefined) {
@@ -197,9 +231,15 @@ function validateAttachment(value: unknown, pointer: string, problems: ProblemLi
   return {
     fileName,
     content,
-    contentType: contentType?.toLowerCase() ?? detectMimeType(fileName),
+    contentType: contentType?.toLowerCase() ?? defaultContentType(fileName),
     ...(contentId !== undefined && { contentId }),
   };
+}
+
+/** The type the file name's extension suggests; never a container (`mail.eml` would be message/rfc822). */
+function defaultContentType(fileName: string): string {
+  const detected = detectMimeType(fileName);
+  return CONTAINER_TYPE.test(detected) ? 'application/octet-stream' : detected;
 }
 
 function requiredText(object: Json, field: string, base: string, problems: ProblemList): string | undefined {

@@ -5,6 +5,7 @@
  * common case) costs nothing here: the count came with the Organization item the request read
  * anyway, and no other read is made.
  */
+import { mailboxOf } from '../shared/domain/email-address';
 import type { OrganizationAccess, SuppressionList } from '../shared/store/ports';
 import { withStorageFaults } from '../shared/store/storage-errors';
 import type { MessageResult } from './sending';
@@ -28,7 +29,7 @@ export async function applySuppressions(messages: readonly ValidMessage[], organ
   const results = new Map<number, MessageResult>();
   for (const message of messages) {
     const dropped: string[] = [];
-    const keep = (list: readonly string[]) => list.filter((address) => !(suppressed.has(address.toLowerCase()) && dropped.push(address)));
+    const keep = (list: readonly string[]) => list.filter((address) => !(suppressed.has(mailboxOf(address)) && dropped.push(address)));
     const [to, cc, bcc] = [keep(message.to), keep(message.cc), keep(message.bcc)];
     if (dropped.length === 0) sendable.push(message);
     else if (to.length + cc.length + bcc.length === 0) results.set(message.index, withSuppressed(failed(message.index, 'Suppressed'), dropped));

@@ -7,7 +7,7 @@ import { domainToASCII } from 'node:url';
 import isEmail from 'validator/lib/isEmail.js';
 import isFQDN from 'validator/lib/isFQDN.js';
 import { CONTROL_CHARACTERS } from './header-safety';
-import { isWellFormedText } from './unicode';
+import { asciiLowerCase, isWellFormedText } from './unicode';
 
 export const MAX_ADDRESS_LENGTH = 254;
 
@@ -58,4 +58,28 @@ export function toAsciiDomain(input: string): string | undefined {
   const ascii = domainToASCII(input.trim());
   if (ascii === '' || !isFQDN(ascii, { require_tld: true, allow_underscores: false })) return undefined;
   return ascii.toLowerCase();
+}
+
+/** RFC 5322 dot-atom: what a local part may be without quotes. */
+const DOT_ATOM = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
+
+/**
+ * The mailbox an address names, as every per-address rule compares it (CONTRACT section 12):
+ * `"bob"@example.com`, `"b\ob"@example.com` and `Bob@Example.com` are one mailbox,
+ * `bob@example.com`. A quoted local part has its quoted pairs resolved and loses its quotes when
+ * it needs none; one that needs them keeps them, escaping only `"` and `\`. Then ASCII lower case
+ * (as the service has always compared addresses), the domain in Punycode. Without this, the
+ * suppression list could be stepped around by spelling a suppressed address another way
+ * (security audit round 3, finding 3).
+ */
+export function mailboxOf(address: string): string {
+  const at = address.lastIndexOf('@');
+  if (at < 0) return asciiLowerCase(address);
+  let local = address.slice(0, at);
+  if (local.length >= 2 && local.startsWith('"') && local.endsWith('"')) {
+    const unquoted = local.slice(1, -1).replace(/\\(.)/g, '$1');
+    local = DOT_ATOM.test(unquoted) ? unquoted : `"${unquoted.replace(/["\\]/g, '\\$&')}"`;
+  }
+  const domain = address.slice(at + 1);
+  return `${asciiLowerCase(local)}@${toAsciiDomain(domain) ?? asciiLowerCase(domain)}`;
 }

@@ -11,6 +11,7 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mailboxOf } from '../domain/email-address';
 import { batchGetAll } from './batch-get';
 import { unlessConditionFails } from './conditions';
 import type { SuppressionList } from './ports';
@@ -30,7 +31,7 @@ export class DynamoDbSuppressionStore implements SuppressionList {
   ) {}
 
   async suppressed(organizationId: string, addresses: readonly string[]): Promise<ReadonlySet<string>> {
-    const unique = [...new Set(addresses.map((address) => address.toLowerCase()))];
+    const unique = [...new Set(addresses.map(mailboxOf))];
     if (unique.length === 0) return new Set();
     const items = await batchGetAll(this.client, this.tableName, unique.map((address) => itemKey.suppression(organizationId, address)), { projection: 'sk' });
     return new Set(items.map((item) => String(item.sk)));

@@ -98,7 +98,7 @@ export interface SendBudget {
   release(release: Release, pace: Pace | undefined, now: number): Promise<void>;
 }
 
-/** Which of these addresses an Organization has suppressed (CONTRACT section 10), lower-case. */
+/** Which of these addresses an Organization has suppressed (CONTRACT section 10), each as its mailbox (`mailboxOf`). */
 export interface SuppressionList {
   suppressed(organizationId: string, addresses: readonly string[]): Promise<ReadonlySet<string>>;
 }

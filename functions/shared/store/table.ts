@@ -22,6 +22,7 @@
  * | activity            | ACT#<orgId>          | <sent at>#<msgId> | messageId, sentAt, from, recipients, subject, status, v, expiresAt |
  * | activity, by address| ACTR#<orgId>#<address> | <sent at>#<msgId> | the same row, once per recipient          |
  */
+import { mailboxOf } from '../domain/email-address';
 import { asciiLowerCase } from '../domain/unicode';
 
 export const TABLE_SCHEMA = {
@@ -76,8 +77,8 @@ export const itemKey = {
   idempotencyScope: (userId: string, keyHash: string) => `${P.idempotency}${userId}#${keyHash}`,
   /** One message's recorded delivery states, by its SES message id. */
   message: (messageId: string) => ({ pk: `${D.message}${messageId}`, sk: 'MSG' }),
-  /** One suppressed address of an Organization (lower-case); the partition lists them all. */
-  suppression: (organizationId: string, address: string) => ({ pk: suppressionPartition(organizationId), sk: address.toLowerCase() }),
+  /** One suppressed mailbox of an Organization (`mailboxOf`: any spelling of it finds it); the partition lists them all. */
+  suppression: (organizationId: string, address: string) => ({ pk: suppressionPartition(organizationId), sk: mailboxOf(address) }),
   webhook: (organizationId: string) => ({ pk: `${D.webhook}${organizationId.toLowerCase()}`, sk: 'HOOK' }),
   /** An Organization's rolling reputation counters, one attribute per kind and UTC day. */
   reputation: (organizationId: string) => ({ pk: `${D.reputation}${organizationId.toLowerCase()}`, sk: 'REP' }),
