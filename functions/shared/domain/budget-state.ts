@@ -69,10 +69,11 @@ function readEntry(value: unknown, now: number, limit: number): OrgEntry | undef
     .filter((h) => h.to >= now && h.to <= limit)
     .map(({ from, to, units }) => ({ from, to, units }));
   const activeUntil = finite(raw.activeUntil) && raw.activeUntil <= limit ? raw.activeUntil : 0;
-  if (held.length === 0 && activeUntil < now) return undefined;
+  const tat = finite(raw.tat) && raw.tat <= limit ? raw.tat : undefined;
+  // An own-rate TAT still ahead is what keeps the cap between rounds: the entry stays while it is.
+  if (held.length === 0 && activeUntil < now && !(tat !== undefined && tat > now)) return undefined;
   const weight = finite(raw.weight) && raw.weight > 0 ? raw.weight : 1;
   const cap = finite(raw.cap) && raw.cap > 0 ? raw.cap : undefined;
-  const tat = finite(raw.tat) && raw.tat <= limit ? raw.tat : undefined;
   return { weight, activeUntil, held, ...(cap !== undefined && { cap }), ...(tat !== undefined && { tat }) };
 }
 

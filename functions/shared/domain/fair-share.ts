@@ -15,6 +15,10 @@
  * - Work-conserving: when the account has less than `NEAR_MS` booked ahead, its next turns would
  *   go unused, so they go to whoever asks, whatever its share; the rate is never left idle while
  *   mail waits just because a waiting Organization's next round has not come yet.
+ * - An Organization's own rate is a hard cap: beside the share, its own GCRA (its `tat` in its
+ *   entry) must also allow each turn. That schedule only refuses account turns, never books one
+ *   out of the account's order, so it cannot make the account overshoot; a refused message waits
+ *   for the moment its own rate allows, and turns nobody takes stay free for the others.
  *
  * Which known design it is: hierarchical rate limiting, the account's bucket over per-tenant
  * quotas, with the per-tenant part kept as a count of held turns inside a sliding window (a
@@ -132,6 +136,10 @@ export function bookRound(state: BudgetState, ask: RoundAsk): Round {
   const accountPace = ask.pace;
   const pace = accountPace ?? paceFor(ask.cap!);
   let tat = accountPace ? state.tat : (mine?.tat ?? 0);
+  // Under the account's schedule, the Organization's own rate is a second GCRA that only ever
+  // refuses a turn (never books one out of the account's order): a hard cap, whatever the share.
+  const capPace = accountPace && ask.cap !== undefined ? paceFor(ask.cap) : undefined;
+  let ownTat = mine?.tat ?? 0;
   const rate = accountPace ? 1_000 / accountPace.intervalMs : (ask.cap ?? 0);
   const myRate = accountPace ? (fairRates(contenders, rate).get(id) ?? rate) : rate;
   const share = Math.max(1, Math.round((myRate * HORIZON_MS) / 1_000));
@@ -157,6 +165,13 @@ export function bookRound(state: BudgetState, ask: RoundAsk): Round {
       turns.push('expired');
       continue;
     }
+    const ownFrom = capPace ? unitSendTime(Math.max(ownTat, now), message.units - 1, capPace, now) : turn;
+    if (ownFrom > turn) {
+      // Too soon for its own rate: wait for it rather than leave a gap in the account's schedule.
+      stop = ownFrom > ask.lastSendAt ? 'deadline' : 'wait';
+      at = Math.max(now + MIN_ROUND_GAP_MS, ownFrom);
+      break;
+    }
     const beyondHorizon = booked > 0 ? turn > now + HORIZON_MS : firstAt > now + HORIZON_MS;
     if (beyondHorizon) {
       stop = 'wait';
@@ -177,6 +192,7 @@ export function bookRound(state: BudgetState, ask: RoundAsk): Round {
       break;
     }
     tat = start + message.units * pace.intervalMs;
+    if (capPace) ownTat = Math.max(Math.max(ownTat, now) + message.units * capPace.intervalMs, turn + capPace.intervalMs);
     allowance -= message.units;
     booked += message.units;
     first ??= firstAt;
@@ -194,7 +210,7 @@ export function bookRound(state: BudgetState, ask: RoundAsk): Round {
     // same Organization that still waits claims its share again at its next round).
     activeUntil: waiting && stop === 'wait' ? Math.max(mine?.activeUntil ?? 0, now + HORIZON_MS) : Math.max(now, last ?? 0),
     held,
-    ...(!accountPace && { tat }),
+    ...(!accountPace ? { tat } : capPace && ownTat > now && { tat: ownTat }),
   };
   return {
     state: { tat: accountPace ? tat : state.tat, orgs: { ...state.orgs, [id]: entry } },
