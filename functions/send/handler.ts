@@ -29,7 +29,7 @@ export function createHandler(deps: SendDependencies, tracing?: Tracing) {
         {
           caller: event.caller as Caller,
           idempotencyKey: event.headers?.['idempotency-key'],
-          body: event.jsonBody,
+          body: event.body,
           requestId: event.requestContext.requestId,
           deadline: end - DEADLINE_MARGIN_MS,
           lockUntil: end + LOCK_GRACE_MS,

@@ -26,7 +26,8 @@ import { requireBearer } from './middleware/require-bearer';
 import type { RouteOptions } from './middleware/route';
 import { route } from './middleware/route';
 
-export type ApiKeyEvent = JsonEvent & AuthenticatedEvent<Caller>;
+/** The event the handler gets: its body parsed (middleware/json-body.ts), its caller resolved. */
+export type ApiKeyEvent = JsonEvent & Pick<AuthenticatedEvent<Caller>, 'caller'>;
 
 export interface ApiKeyChainOptions {
   readonly logger: Logger;

@@ -1,17 +1,24 @@
 /**
- * Reading the JSON body, in two steps with the caller's authentication between them (CONTRACT
+ * Reading the JSON body, in steps with the caller's authentication between them (CONTRACT
  * section 3: the key is checked before the body is read beyond its size and media type):
  *
  * - `bodyLimits`: the size limit (before anything else looks at the body), then the media type;
- * - `jsonBody`: decoding, the nesting limit, the parse itself and the duplicate-key check. The
- *   parsed value is left in `event.jsonBody`; the raw string is not touched.
+ * - `jsonBody`, after the key, three middlewares in a row:
+ *   1. `jsonText`: what must hold before a parse — strict UTF-8, no byte order mark, not empty. It
+ *      keeps the text in `event.rawBody` and hands the parser plain text;
+ *   2. `@middy/http-json-body-parser`: the parse itself, leaving the value in `event.body`. Its
+ *      errors become the `malformed-json` problem document (`jsonText`'s `onError`);
+ *   3. `jsonShape`: what JSON.parse cannot see, scanned on the kept text — the nesting limit, then
+ *      duplicate keys.
  */
 import type middy from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { MAX_LISTED_PROBLEMS, MalformedJsonProblem, PayloadTooLargeProblem, UnsupportedMediaTypeProblem, ValidationProblem } from '../problems';
 import { duplicateKeyPointers, exceedsNesting } from '../json-duplicates';
 
-export type JsonEvent = APIGatewayProxyEventV2 & { jsonBody?: unknown };
+/** The event once the body is read: `body` the parsed JSON value, `rawBody` the text it was parsed from. */
+export type JsonEvent = Omit<APIGatewayProxyEventV2, 'body'> & { body?: unknown; rawBody?: string };
 
 /** Far deeper than any valid request (5 levels, with attachments), far shallower than what costs memory to scan. */
 export const MAX_NESTING_DEPTH = 32;
@@ -20,6 +27,7 @@ export const MAX_NESTING_DEPTH = 32;
 // allows an empty parameter, so a trailing ";" is accepted too.
 const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*(charset\s*=\s*"?utf-8"?\s*)?)?$/i;
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const PARSER_PACKAGE = '@middy/http-json-body-parser';
 
 export function bodyLimits(options: { readonly maxBytes: number }): middy.MiddlewareObj<APIGatewayProxyEventV2> {
   const { maxBytes } = options;
@@ -32,9 +40,9 @@ export function bodyLimits(options: { readonly maxBytes: number }): middy.Middle
   return { before: bodyLimitsBefore };
 }
 
-export function jsonBody(): middy.MiddlewareObj<JsonEvent> {
-  const jsonBodyBefore: middy.MiddlewareFn<JsonEvent> = async ({ event }) => {
-    let text = event.body ?? '';
+function jsonText(): middy.MiddlewareObj<JsonEvent> {
+  const jsonTextBefore: middy.MiddlewareFn<JsonEvent> = async ({ event }) => {
+    let text = typeof event.body === 'string' ? event.body : '';
     if (event.isBase64Encoded) {
       try {
         text = STRICT_UTF8.decode(Buffer.from(text, 'base64'));
@@ -46,13 +54,24 @@ export function jsonBody(): middy.MiddlewareObj<JsonEvent> {
     // RFC 8259 lets a parser ignore a leading byte order mark; some clients write one.
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     if (text.trim() === '') throw new MalformedJsonProblem('The request body is empty; send a JSON object.');
-    try {
-      // JSON.parse makes "__proto__" an ordinary own key, never a prototype: validation then
-      // reports it as an unknown field.
-      event.jsonBody = JSON.parse(text);
-    } catch (error) {
-      throw new MalformedJsonProblem(`The request body is not valid JSON: ${(error as Error).message.slice(0, 200)}`, { cause: error });
-    }
+    // The parser decodes base64 leniently (bad bytes become U+FFFD), so it gets the checked text.
+    event.rawBody = text;
+    event.body = text;
+    event.isBase64Encoded = false;
+  };
+  const jsonTextOnError: middy.MiddlewareFn<JsonEvent> = async (request) => {
+    const cause = (request.error as { cause?: { package?: unknown; message?: unknown } } | null)?.cause;
+    if (cause?.package !== PARSER_PACKAGE) return;
+    // The parser answers 415 with its own words; a body of the right media type that is not JSON is
+    // this service's 400, with what JSON.parse said (never the body, which the parser's cause holds).
+    request.error = new MalformedJsonProblem(`The request body is not valid JSON: ${String(cause.message).slice(0, 200)}`);
+  };
+  return { before: jsonTextBefore, onError: jsonTextOnError };
+}
+
+function jsonShape(): middy.MiddlewareObj<JsonEvent> {
+  const jsonShapeBefore: middy.MiddlewareFn<JsonEvent> = async ({ event }) => {
+    const text = event.rawBody ?? '';
     // Checked on valid JSON only, and before the duplicate-key scan, whose cost grows with depth.
     if (exceedsNesting(text, MAX_NESTING_DEPTH)) {
       throw new MalformedJsonProblem(`The request body is nested deeper than ${MAX_NESTING_DEPTH} levels; a valid request has at most 5.`);
@@ -65,5 +84,18 @@ export function jsonBody(): middy.MiddlewareObj<JsonEvent> {
       );
     }
   };
-  return { before: jsonBodyBefore };
+  return { before: jsonShapeBefore };
+}
+
+/**
+ * The parser's options: its own media-type check is off, because `bodyLimits` made a stricter one
+ * (UTF-8 only) before the key, and the parser's pattern would refuse what that one rightly admits
+ * (`Application/JSON`, `application/json ; charset=utf-8`). Its typings omit the option it reads.
+ */
+const PARSER_OPTIONS: Parameters<typeof httpJsonBodyParser>[0] & { readonly disableContentTypeCheck: boolean } = { disableContentTypeCheck: true };
+
+export function jsonBody(): middy.MiddlewareObj<JsonEvent>[] {
+  // JSON.parse makes "__proto__" an ordinary own key, never a prototype: validation then reports
+  // it as an unknown field.
+  return [jsonText(), httpJsonBodyParser(PARSER_OPTIONS) as middy.MiddlewareObj<JsonEvent>, jsonShape()];
 }
