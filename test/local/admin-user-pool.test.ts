@@ -1,8 +1,9 @@
 /**
  * `user create --user-pool-id` and `user invite` against dynalite, with Cognito's client mocked
- * (aws-sdk-client-mock): there is no Cognito emulator, and what matters here is the exact request
- * the CLI makes (verified e-mail, invitation by e-mail, the pool's own region) and how it reports
- * each answer, including the half-done case where the pool refuses after the user was stored.
+ * (aws-sdk-client-mock) for what moto_server cannot show: the exact request the CLI makes
+ * (invitation by e-mail, a field moto does not keep) and a fault only the mock can inject
+ * (InternalErrorException). The pool itself, created users and `UsernameExistsException` are
+ * exercised against moto's Cognito in admin-user-pool-moto.test.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
