@@ -96,7 +96,10 @@ export class AdminContext implements Target {
     if (id === undefined) return undefined;
     let pool = this.pools.get(id);
     if (!pool) {
-      const client = new CognitoIdentityProviderClient({ region: userPoolRegion(id), maxAttempts: 3 });
+      // The SDK's own variable, read from this command's environment like every other setting (an emulator's pool).
+      const endpoint = this.env.AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER?.trim() || undefined;
+      const credentials = endpoint ? placeholderCredentials(process.env, [endpoint]) : undefined;
+      const client = new CognitoIdentityProviderClient({ region: userPoolRegion(id), ...(endpoint && { endpoint }), ...(credentials && { credentials }), maxAttempts: 3 });
       this.closers.push(() => client.destroy());
       pool = new UserPool(id, client);
       this.pools.set(id, pool);

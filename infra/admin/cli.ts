@@ -12,6 +12,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { resolveAdminContext } from './admin-context';
 import type { AdminContext } from './admin-context';
 import {
+  ExistingRecordError,
   InvalidArgumentError,
   RecordConflictError,
   RecordNotFoundError,
@@ -24,6 +25,7 @@ import { addLifecycleCommands } from './lifecycle-commands';
 import { TENANT_HELP, addOrgCommands } from './org-commands';
 import { TenantError } from './ses-tenants';
 import type { Target, TargetOptions } from './target';
+import { addFindCommands } from './find-commands';
 import { addUserCommands } from './user-commands';
 import { UserPoolError } from './user-pool';
 import { LOOPBACK, LocalSettingError } from '../local/settings';
@@ -42,16 +44,19 @@ interface CommonOptions extends TargetOptions {
   readonly json?: boolean;
 }
 
-/** An error the operator can act on, with its exit code and a stable code for `--json`. */
+/** An error the operator can act on, with its exit code, a stable code for `--json` and, for a duplicate, the id of what exists. */
 class AdminError extends Error {
+  readonly id: string | undefined;
+
   constructor(
     readonly exitCode: number,
     readonly code: string,
     message: string,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { readonly id?: string },
   ) {
     super(message, options);
     this.name = 'AdminError';
+    this.id = options?.id;
   }
 }
 
@@ -60,6 +65,7 @@ function toAdminError(error: unknown, target: Target): AdminError {
   const message = error instanceof Error ? error.message : String(error);
   if (error instanceof InvalidArgumentError || error instanceof LocalSettingError) return new AdminError(EXIT_CODES.invalid, 'invalid_argument', message);
   if (error instanceof RecordNotFoundError) return new AdminError(EXIT_CODES.notFound, 'not_found', message);
+  if (error instanceof ExistingRecordError) return new AdminError(EXIT_CODES.conflict, 'conflict', message, { id: error.id });
   if (error instanceof RecordConflictError) return new AdminError(EXIT_CODES.conflict, 'conflict', message);
   if (error instanceof UserPoolError) return new AdminError(EXIT_CODES.unavailable, 'user_pool_unavailable', message, { cause: error });
   if (error instanceof TenantError) return new AdminError(EXIT_CODES.unavailable, 'ses_tenant_unavailable', message, { cause: error });
@@ -164,7 +170,8 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
     .addHelpText('after', TENANT_HELP);
 
   addOrgCommands(org, leaf);
-  addUserCommands(program, leaf);
+  const user = addUserCommands(program, leaf);
+  addFindCommands({ org, user }, leaf);
 
   const member = program.command('member').description('memberships of users in Organizations');
   const membership = (add: boolean): Action => async (store, o) => {
@@ -248,7 +255,8 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
 
   if (failure) {
     const problem = toAdminError(failure.error, failure.target ?? { tableName: '?', region: undefined, endpoint: undefined, local: true });
-    stderr.write(failure.json ? `${JSON.stringify({ error: { code: problem.code, message: problem.message } })}\n` : `error: ${problem.message}\n`);
+    const error = { code: problem.code, message: problem.message };
+    stderr.write(failure.json ? `${JSON.stringify({ error, ...(problem.id !== undefined && { id: problem.id }) })}\n` : `error: ${problem.message}\n`);
     return problem.exitCode;
   }
   if (outcome) stdout.write(outcome.asJson ? `${JSON.stringify(outcome.json)}\n` : `${outcome.human}\n`);

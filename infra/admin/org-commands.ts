@@ -8,7 +8,7 @@
  *
  * `org show` prints sections, each made by its own function from what it reads.
  */
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Command } from 'commander';
 import type { OrganizationLimits } from '../../functions/shared/domain/org-limits';
 import { LIMIT_BOUNDS } from '../../functions/shared/domain/org-limits';
@@ -18,9 +18,10 @@ import { DynamoDbReputationStore } from '../../functions/shared/store/dynamodb-r
 import { PAUSE_PROJECTION, readPause } from '../../functions/shared/store/organization-pause';
 import { InvalidArgumentError, RecordNotFoundError } from '../../functions/shared/store/records';
 import type { Organization } from '../../functions/shared/store/records';
-import { itemKey } from '../../functions/shared/store/table';
+import { PARTITIONS, itemKey } from '../../functions/shared/store/table';
 import type { DynamoDbAdminStore } from './admin-store';
 import type { Leaf } from './command-frame';
+import { scanKind } from './directory-store';
 
 /** Where the tenant commands take their settings from (their --help). */
 export const TENANT_HELP = [
@@ -124,26 +125,6 @@ async function readPauseOf(store: DynamoDbAdminStore, organizationId: string): P
   return readPause(Item);
 }
 
-/** Every Organization's id: an operator's one-off (`org tenants sync`), so a filtered scan. */
-async function organizationIds(store: DynamoDbAdminStore): Promise<string[]> {
-  const ids: string[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await store.client.send(
-      new ScanCommand({
-        TableName: store.tableName,
-        FilterExpression: 'sk = :org',
-        ExpressionAttributeValues: { ':org': 'ORG' },
-        ProjectionExpression: 'organizationId',
-        ...(start && { ExclusiveStartKey: start }),
-      }),
-    );
-    for (const item of page.Items ?? []) if (typeof item.organizationId === 'string') ids.push(item.organizationId);
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return ids.sort();
-}
-
 export function addOrgCommands(org: Command, leaf: Leaf): void {
   leaf(org, 'limits', "set an Organization's rate, daily quota and fair-share weight (with no option: print them)", async (store, o) => {
     const id = o.org!.toLowerCase();
@@ -187,7 +168,7 @@ export function addOrgCommands(org: Command, leaf: Leaf): void {
     const ses = admin.tenants();
     if (!ses) throw new InvalidArgumentError('SES tenants are off for this target: they are on for a deployed table (--table), or set SES_TENANTS=true');
     let created = 0;
-    const ids = await organizationIds(store);
+    const ids = (await scanKind(store, { prefix: PARTITIONS.organization, sortKey: 'ORG' }, ['organizationId'])).map((item) => String(item.organizationId)).sort();
     for (const id of ids) {
       const { senders } = await store.getOrganization(id);
       if (await ses.ensure(id, senders)) created++;

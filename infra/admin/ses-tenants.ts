@@ -16,6 +16,7 @@ import {
   AlreadyExistsException,
   CreateTenantCommand,
   CreateTenantResourceAssociationCommand,
+  DeleteTenantCommand,
   DeleteTenantResourceAssociationCommand,
   GetTenantCommand,
   NotFoundException,
@@ -111,6 +112,17 @@ export class SesTenants {
     try {
       const ResourceArn = `${(await this.tenant(organizationId)).prefix}identity/${sender}`;
       await this.step('DeleteTenantResourceAssociation', organizationId, () => this.client.send(new DeleteTenantResourceAssociationCommand({ TenantName, ResourceArn })));
+    } catch (error) {
+      if (error instanceof TenantError && error.cause instanceof NotFoundException) return;
+      throw error;
+    }
+  }
+
+  /** Deletes the Organization's tenant (SES removes its associations with it); a tenant that is not there is already gone. */
+  async remove(organizationId: string): Promise<void> {
+    const TenantName = tenantNameOf(organizationId);
+    try {
+      await this.step('DeleteTenant', organizationId, () => this.client.send(new DeleteTenantCommand({ TenantName })));
     } catch (error) {
       if (error instanceof TenantError && error.cause instanceof NotFoundException) return;
       throw error;

@@ -8,16 +8,21 @@
  * Locally there is no pool: the local OpenID provider signs in any user this command created.
  */
 import type { Command } from 'commander';
-import { InvalidArgumentError } from '../../functions/shared/store/records';
+import { ExistingRecordError, InvalidArgumentError, RecordConflictError } from '../../functions/shared/store/records';
 import type { Leaf } from './command-frame';
+import { AdminDirectory } from './directory-store';
 import { UserPoolError } from './user-pool';
 
-export function addUserCommands(program: Command, leaf: Leaf): void {
+export function addUserCommands(program: Command, leaf: Leaf): Command {
   const user = program.command('user').description('users (API callers)');
 
   leaf(user, 'create', 'create a user and print its id; with a user pool, also invite them to the settings page', async (store, o, admin) => {
     const pool = admin.userPool(o.userPoolId);
-    const created = await store.createUser({ email: o.email! });
+    const created = await store.createUser({ email: o.email! }).catch(async (error: unknown) => {
+      // The address is taken: name the user who has it, so a script can go on with that id.
+      const existing = error instanceof RecordConflictError ? await new AdminDirectory(store).user({ email: o.email! }).catch(() => undefined) : undefined;
+      throw existing ? new ExistingRecordError(`a user with email ${existing.email} already exists, with id ${existing.id}`, existing.id, { cause: error }) : error;
+    });
     if (pool === undefined) return { human: `User ${created.email} created with id ${created.id}`, json: { id: created.id } };
     try {
       const invitation = await pool.invite(created.email);
@@ -45,4 +50,5 @@ export function addUserCommands(program: Command, leaf: Leaf): void {
   })
     .requiredOption('--user <uuid>', 'user id')
     .option('--user-pool-id <id>', 'the Cognito user pool (stack output UserPoolId; default USER_POOL_ID)');
+  return user;
 }

@@ -8,6 +8,7 @@ import {
   AlreadyExistsException,
   CreateTenantCommand,
   CreateTenantResourceAssociationCommand,
+  DeleteTenantCommand,
   DeleteTenantResourceAssociationCommand,
   GetTenantCommand,
   NotFoundException,
@@ -62,6 +63,17 @@ describe('SesTenants (AWS)', () => {
     expect(ses.commandCalls(DeleteTenantResourceAssociationCommand)[0]?.args[0].input).toEqual({ TenantName: `org-${ORG}`, ResourceArn: 'arn:aws:ses:eu-west-1:111122223333:identity/billing@example.com' });
     ses.on(DeleteTenantResourceAssociationCommand).rejects(new NotFoundException({ message: 'none', $metadata: {} }));
     await expect(tenants().dissociateIdentity(ORG, 'billing@example.com')).resolves.toBeUndefined();
+  });
+});
+
+describe('SesTenants.remove (org delete)', () => {
+  it('deletes the tenant by name, takes a tenant that is not there as gone, and stops on any other refusal', async () => {
+    await tenants().remove(ORG);
+    expect(ses.commandCalls(DeleteTenantCommand).map((c) => c.args[0].input)).toEqual([{ TenantName: `org-${ORG}` }]);
+    ses.on(DeleteTenantCommand).rejects(new NotFoundException({ message: 'no tenant', $metadata: {} }));
+    await expect(tenants().remove(ORG)).resolves.toBeUndefined();
+    ses.on(DeleteTenantCommand).rejects(Object.assign(new Error('not allowed'), { name: 'AccessDeniedException' }));
+    await expect(tenants().remove(ORG)).rejects.toThrow(/refused DeleteTenant for the tenant of Organization .*AccessDeniedException/);
   });
 });
 

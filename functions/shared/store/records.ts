@@ -48,3 +48,15 @@ export interface KeySummary {
   readonly masked: string;
   readonly createdAt: string;
 }
+
+/** A duplicate of a record that exists: `id` names the one already there (e.g. the user with that e-mail). */
+export class ExistingRecordError extends RecordConflictError {
+  constructor(
+    message: string,
+    readonly id: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = 'ExistingRecordError';
+  }
+}
