@@ -11,6 +11,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import fc from 'fast-check';
 import { parseExpiration } from '../../functions/send/expiry';
+import { isStrictBase64 } from '../../functions/send/message-content';
 import { validateSendRequest } from '../../functions/send/validation';
 import { ValidationProblem } from '../../functions/shared/http/problems';
 import { FAILURE_CODES } from '../../functions/shared/mail/ports';
@@ -207,6 +208,25 @@ describe('the request schema and the validation code', () => {
   const dateTime = fc.constantFrom('2099-12-31 23:59:59', '2020-01-01 00:00:00', '2099-12-31T23:59:59', '2099-12-31 23:59', ' 2099-12-31 23:59:59', '2028-02-29 12:00:00', '2099-12-31 23:59:59Z',
     '2099-12-31T23:59:59Z', '2099-12-31t23:59:59.123456789z', '2099-12-31 23:59:59-00:00', '2099-12-31T23:59:59.5+05:30', '2099-12-31T23:59:59+0200', '2099-12-31T23:59:59+24:00',
     '2099-12-31T23:59:59.1234567890Z', '2099-12-31T23:59:59.Z', '2099-12-31 23:59:59.5', '2026-02-30T10:00:00Z', '2026-12-31T23:59:60Z');
+  const BASE64_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  const encoded = fc.uint8Array({ minLength: 1, maxLength: 7 }).map((bytes) => Buffer.from(bytes).toString('base64'));
+  /** What an encoder writes; the same with its last character changed (non-zero unused bits, when padded); broken shapes. */
+  const base64Content = fc.oneof(
+    encoded,
+    fc.tuple(encoded, fc.constantFrom(...BASE64_ALPHABET)).map(([text, last]) => {
+      const at = text.replace(/=+$/, '').length - 1;
+      return `${text.slice(0, at)}${last}${text.slice(at + 1)}`;
+    }),
+    fc.constantFrom('', 'QQ', 'QQ=', 'Q===', 'QQ==\n', 'QQ-_', 'QQ==QQ==', '====', 'QUJD\r\nREVG'),
+  );
+  const attachments = fc.oneof(
+    fc.array(fc.record({
+      FileName: fc.constantFrom('receipt.pdf', 'logo.png'),
+      Content: fc.oneof({ weight: 4, arbitrary: base64Content }, fc.integer(), fc.constant(null)),
+      ContentType: fc.constantFrom(null, 'application/pdf', 'image/png', 'multipart/mixed', 'Multipart/Alternative', 'message/rfc822', 'MESSAGE/partial', 'text/plain; charset=utf-8', 'multipart', 'application/multipart'),
+    }, { requiredKeys: ['FileName', 'Content'] }), { minLength: 1, maxLength: 2 }),
+    fc.constant(null),
+  );
   const recipients = fc.oneof(fc.array(address, { maxLength: 3 }), fc.constant([]), fc.constant(null), address, fc.array(fc.oneof(fc.integer(), fc.constant(null)), { minLength: 1, maxLength: 2 }));
   const optionalText = fc.oneof(text, fc.constant(null), fc.integer(), fc.boolean());
   const FIELD_VALUES: Record<string, fc.Arbitrary<unknown>> = {
@@ -219,6 +239,7 @@ describe('the request schema and the validation code', () => {
     TextContent: optionalText,
     HtmlContent: optionalText,
     ExpirationDateTime: fc.oneof(dateTime, fc.constant(null), fc.integer(), text),
+    Attachments: attachments,
   };
   const anyValue = fc.oneof(text, fc.constant(null), fc.integer(), fc.array(text, { maxLength: 2 }), fc.dictionary(fc.string({ maxLength: 3 }), text, { maxKeys: 1 }));
   /** One or two fields of a valid message changed or removed (undefined), or an unknown field added: the near misses. */
@@ -274,6 +295,14 @@ describe('the request schema and the validation code', () => {
       { numRuns: 3000 },
     );
     expect(accepted).toBeGreaterThan(300);
+  });
+
+  it('agree on every last group of an attachment\'s Content: the bits the padding leaves unused are zero', () => {
+    const contentPattern = new RegExp(doc.components.schemas.Attachment.properties.Content.pattern, 'u');
+    const groups = [...BASE64_ALPHABET].flatMap((a) => [...BASE64_ALPHABET].flatMap((b) => [`${a}${b}==`, `Q${a}${b}=`, `${a}${b}QQ`]));
+    expect(groups.filter((group) => contentPattern.test(`QUJD${group}`) !== isStrictBase64(`QUJD${group}`))).toEqual([]);
+    // Of each padded group only the encodings of whole bytes: 4 of 64 last characters for "==", 16 for "=".
+    expect(groups.filter((group) => contentPattern.test(group))).toHaveLength(64 * 4 + 64 * 16 + 64 * 64);
   });
 
   it.each([
