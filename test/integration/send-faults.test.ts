@@ -2,6 +2,9 @@
  * Faults the emulators cannot produce, injected at the SDK client (aws-sdk-client-mock) or by
  * stopping DynamoDB: SES throttling, rejection, outage; storage failure. The rest of the path is
  * the real handler and the real DynamoDB adapter.
+ *
+ * The mocks take one client instance each, never the class: the harness's own SES and DynamoDB
+ * clients stay real, so "sends nothing" is read from the SES emulator the real mailer would reach.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -20,6 +23,8 @@ import {
   TooManyRequestsException,
 } from '@aws-sdk/client-sesv2';
 import { mockClient } from 'aws-sdk-client-mock';
+import type { Mailer } from '../../functions/shared/mail/ports';
+import { SendFailure } from '../../functions/shared/mail/ports';
 import { SesMailer } from '../../functions/shared/mail/ses-mailer';
 import { DynamoDbAccessStore } from '../../functions/shared/store/dynamodb-access-store';
 import type { Harness, Tenant } from '../support/harness';
@@ -27,7 +32,10 @@ import { authorised, message, sendBody, useHarness } from '../support/harness';
 
 let h!: Harness;
 let tenant!: Tenant;
-const sesMock = mockClient(SESv2Client);
+/** Nothing listens there: a call the mock did not take fails rather than reaching anything. */
+const NOWHERE = 'http://127.0.0.1:9';
+const sesClient = new SESv2Client({ region: 'us-east-1', endpoint: NOWHERE, maxAttempts: 1 });
+const sesMock = mockClient(sesClient);
 
 useHarness((harness, first) => {
   h = harness;
@@ -40,7 +48,7 @@ afterEach(() => {
 const meta = { $metadata: {} };
 const throttled = () => new TooManyRequestsException({ message: 'Maximum sending rate exceeded.', ...meta });
 const rejected = () => new MessageRejected({ message: 'Email address is not verified.', ...meta });
-const mockedMailer = () => ({ mailer: new SesMailer(new SESv2Client({ region: 'us-east-1' })) });
+const mockedMailer = () => ({ mailer: new SesMailer(sesClient) });
 
 describe('SES faults', () => {
   it('answers 207 when some messages are sent and others rejected', async () => {
@@ -95,21 +103,28 @@ describe('SES faults', () => {
   });
 
   it('reports messages it ran out of time for as retryable, never drops them', async () => {
-    sesMock.on(SendEmailCommand).callsFake(async () => {
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      return { MessageId: 'slow' };
-    });
-    const overrides = { ...mockedMailer(), config: { ...h.config, sendConcurrency: 1 } };
-    // 1.5 s of margin is kept back, so 2 s of Lambda time leaves 500 ms for sending.
-    const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant, Array.from({ length: 5 }, () => message())) }, overrides, 2_000);
-    expect(result.body.Messages).toHaveLength(5);
-    const statuses = result.body.Messages.map((m: any) => m.Status);
-    expect(statuses.filter((s: string) => s === 'Sent').length).toBeGreaterThanOrEqual(1);
-    expect(statuses).toContain('Failed');
-    for (const failure of result.body.Messages.filter((m: any) => m.Status === 'Failed')) {
-      expect(failure.Error.Retryable || failure.Error.Code === 'OutcomeUnknown').toBe(true);
-    }
+    // The first message is answered at once; the second's answer never comes, so the deadline
+    // passes while it is in flight, however fast or slow this machine is.
+    let calls = 0;
+    const mailer: Mailer = {
+      send: async (_email, signal) => {
+        calls += 1;
+        if (calls === 1) return { messageId: 'first' };
+        await new Promise((resolve) => signal?.addEventListener('abort', resolve, { once: true }));
+        throw new SendFailure('OutcomeUnknown');
+      },
+    };
+    const overrides = { mailer, config: { ...h.config, sendConcurrency: 1 } };
+    // 1.5 s of margin is kept back, so 3.5 s of Lambda time leaves 2 s for sending.
+    const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant, Array.from({ length: 5 }, () => message())) }, overrides, 3_500);
     expect(result.statusCode).toBe(207);
+    expect(calls).toBe(2);
+    const [first, inFlight, ...untried] = result.body.Messages;
+    expect(first).toEqual({ Index: 0, Status: 'Sent', MessageId: 'first' });
+    // Handed to SES without an answer: maybe sent, so not retryable; the rest were never tried, and are.
+    expect(inFlight).toMatchObject({ Index: 1, Status: 'Failed', Error: { Code: 'OutcomeUnknown', Retryable: false } });
+    expect(untried).toHaveLength(3);
+    for (const failure of untried) expect(failure).toMatchObject({ Status: 'Failed', Error: { Retryable: true } });
   });
 });
 
@@ -135,28 +150,36 @@ describe('every SES SendEmail exception, through the handler', () => {
   });
 });
 
+/** A DynamoDB client of its own for a mock to take; unmocked calls fail (nothing listens there). */
+const brokenDocuments = () => DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', endpoint: NOWHERE, maxAttempts: 1 }));
+
 describe('storage faults', () => {
   it('answers 503 with Retry-After when DynamoDB fails, and sends nothing', async () => {
-    const ddbMock = mockClient(DynamoDBDocumentClient);
+    const documents = brokenDocuments();
+    const ddbMock = mockClient(documents);
     ddbMock.on(BatchGetCommand).rejects(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
     try {
-      const access = new DynamoDbAccessStore(DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' })), h.config.tableName);
+      const access = new DynamoDbAccessStore(documents, h.config.tableName);
       await h.clearEmails();
       const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, { access });
       expect(result.statusCode).toBe(503);
       expect(result.headers['Retry-After']).toBe('5');
       expect(result.headers['Content-Type']).toBe('application/problem+json');
       expect(await h.sentEmails()).toHaveLength(0);
+      // The control: the same harness, with its storage answering, does put a message in the emulator's store.
+      expect((await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) })).statusCode).toBe(200);
+      expect(await h.sentEmails()).toHaveLength(1);
     } finally {
       ddbMock.restore();
     }
   });
 
   it('answers 503, not 401 or 403, when DynamoDB keeps keys unprocessed', async () => {
-    const ddbMock = mockClient(DynamoDBDocumentClient);
+    const documents = brokenDocuments();
+    const ddbMock = mockClient(documents);
     ddbMock.on(BatchGetCommand).callsFake(async (input: any) => ({ Responses: {}, UnprocessedKeys: input.RequestItems }));
     try {
-      const access = new DynamoDbAccessStore(DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' })), h.config.tableName);
+      const access = new DynamoDbAccessStore(documents, h.config.tableName);
       const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, { access });
       expect(result.statusCode).toBe(503);
     } finally {
