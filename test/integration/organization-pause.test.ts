@@ -90,11 +90,21 @@ describe('with SES tenants', () => {
     expect(next.body.type).toMatch(/\/organization-paused$/);
   });
 
-  it('does not pause for an account or configuration-set pause', async () => {
-    const own = await h.tenant();
-    ses.on(SendEmailCommand).rejects(new SendingPausedException({ message: 'Sending is paused for this account.', $metadata: {} }));
-    await h.invoke({ headers: authorised(own), body: sendBody(own) });
-    const access = new DynamoDbAccessStore(createDynamoDbClient(h.config), h.config.tableName);
-    expect((await access.lookup(undefined, own.organizationId)).organization?.paused).toBeUndefined();
-  });
+  it.each([['an account', 'Sending is paused for this account.'], ['a configuration-set', 'Sending is paused for this configuration set.']])(
+    'does not pause for %s pause',
+    async (_kind, refusal) => {
+      const own = await h.tenant();
+      ses.on(SendEmailCommand).rejects(new SendingPausedException({ message: refusal, $metadata: {} }));
+      const result = await h.invoke({ headers: authorised(own), body: sendBody(own) });
+      // The control: SES was asked, for this tenant, and refused with the pause; only its kind differs.
+      expect(ses.commandCalls(SendEmailCommand)).toHaveLength(1);
+      expect(ses.commandCalls(SendEmailCommand)[0]?.args[0].input.TenantName).toBe(`org-${own.organizationId}`);
+      expect(result.body.Messages[0]).toMatchObject({ Status: 'Failed', Error: { Code: 'SendingPaused', Retryable: false } });
+
+      const access = new DynamoDbAccessStore(createDynamoDbClient(h.config), h.config.tableName);
+      expect((await access.lookup(undefined, own.organizationId)).organization?.paused).toBeUndefined();
+      ses.restore();
+      expect((await h.invoke({ headers: authorised(own), body: sendBody(own) })).statusCode).toBe(200);
+    },
+  );
 });
