@@ -22,7 +22,7 @@ export interface CancelHandlerDependencies extends CancelDependencies {
 }
 
 export function createCancelHandler(deps: CancelHandlerDependencies, tracing?: Tracing) {
-  return apiKeyChain({ ...deps, tracing, problemTypeBase: deps.config.problemTypeBase, maxBodyBytes: CANCEL_MAX_BODY_BYTES, route: { serves: [API_ROUTES.cancel] } }).handler(
+  return apiKeyChain({ ...deps, tracing, problemTypeBase: deps.config.problemTypeBase, maxBodyBytes: CANCEL_MAX_BODY_BYTES, scope: 'cancel', route: { serves: [API_ROUTES.cancel] } }).handler(
     (event: ApiKeyEvent) => handleCancelRequest({ caller: event.caller as Caller, body: event.body, requestId: event.requestContext.requestId }, deps),
   );
 }

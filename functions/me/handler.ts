@@ -24,6 +24,7 @@ import { listMessages } from './activity';
 import type { IdentityResolver } from './identity';
 import type { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
 import { revealKey, sealingWith } from './key-reveal';
+import { keyOptions, readKeyRequest } from './key-request';
 import { describe, generateKey, memberOrganizations, revokeKey, rotateKey, userOf } from './me';
 import { organizationViews } from './organizations';
 import { listSuppressions, removeSuppression } from './suppressions';
@@ -78,14 +79,14 @@ export function createMeHandler(deps: MeDependencies, tracing?: Tracing) {
       switch (operation) {
         case 'GET /v1.2/me': {
           const organizations = await organizationViews(await memberOrganizations(user, keys), deps.usage, deps.reputations, now());
-          return json(200, describe(user, keys, organizations, keySealer !== undefined), requestId);
+          return json(200, await describe(user, keys, organizations, keySealer !== undefined), requestId);
         }
         case 'GET /v1.2/me/api-key':
           return json(200, await revealKey(user, keySealer, { logger, metrics }), requestId);
         case 'POST /v1.2/me/api-key':
-          return json(201, await generateKey(user, keys, seal), requestId);
+          return json(201, await generateKey(user, keys, keyOptions(readKeyRequest(event.body, event.isBase64Encoded, now()), seal)), requestId);
         case 'POST /v1.2/me/api-key/rotate':
-          return json(200, await rotateKey(user, keys, seal), requestId);
+          return json(200, await rotateKey(user, keys, keyOptions(readKeyRequest(event.body, event.isBase64Encoded, now()), seal)), requestId);
         case 'GET /v1.2/me/messages':
           return json(200, await listMessages(await memberOrganizations(user, keys), query, deps.activity), requestId);
         case 'GET /v1.2/me/suppressions':

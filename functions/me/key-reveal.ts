@@ -40,5 +40,5 @@ export async function revealKey(user: StoredUser, sealer: SecretSealer | undefin
   if (hashApiKey(key) !== user.keyHash) throw new KeyNotRevealableProblem();
   observe.logger.info('api key revealed', { event: 'ApiKeyRevealed', userId: user.id });
   observe.metrics.addMetric('ApiKeyReveals', MetricUnit.Count, 1);
-  return { Key: key, Masked: maskApiKey(user.keyLastFour), CreatedAt: user.keyCreatedAt };
+  return { Key: key, Masked: maskApiKey(user.keyLastFour, user.keyTest), CreatedAt: user.keyCreatedAt };
 }

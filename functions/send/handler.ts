@@ -21,7 +21,7 @@ const LOCK_GRACE_MS = 2_000;
 export function createHandler(deps: SendDependencies, tracing?: Tracing) {
   const { config, now } = deps;
   // API Gateway's `$default`: it answers 404 and 405 for every route of the API.
-  return apiKeyChain({ ...deps, tracing, problemTypeBase: config.problemTypeBase, maxBodyBytes: config.maxBodyBytes, route: { serves: [API_ROUTES.send], known: ALL_ROUTES } })
+  return apiKeyChain({ ...deps, tracing, problemTypeBase: config.problemTypeBase, maxBodyBytes: config.maxBodyBytes, scope: 'send', route: { serves: [API_ROUTES.send], known: ALL_ROUTES } })
     .handler(async (event: ApiKeyEvent, context: Context) => {
       const remaining = typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : undefined;
       const end = now() + (remaining ?? config.sendDeadlineMs + DEADLINE_MARGIN_MS);

@@ -77,7 +77,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     if (first) return replayed(first, input.requestId, deps.logger);
   }
   authoriseSending(organization);
-  authoriseSenders(request.messages, organization);
+  authoriseSenders(request.messages, organization, caller.policy);
 
   let session: IdempotentSession | undefined;
   let known: ReadonlyMap<number, MessageResult> = new Map();

@@ -23,7 +23,7 @@ export interface StatusHandlerDependencies extends StatusDependencies {
 }
 
 export function createStatusHandler(deps: StatusHandlerDependencies, tracing?: Tracing) {
-  return apiKeyChain({ ...deps, tracing, problemTypeBase: deps.config.problemTypeBase, maxBodyBytes: STATUS_MAX_BODY_BYTES, route: { serves: [API_ROUTES.status] } }).handler(
+  return apiKeyChain({ ...deps, tracing, problemTypeBase: deps.config.problemTypeBase, maxBodyBytes: STATUS_MAX_BODY_BYTES, scope: 'status', route: { serves: [API_ROUTES.status] } }).handler(
     (event: ApiKeyEvent) => handleStatusRequest({ caller: event.caller as Caller, body: event.body, requestId: event.requestContext.requestId }, deps),
   );
 }

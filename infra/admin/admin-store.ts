@@ -18,6 +18,7 @@ import { storedSenderIdentity } from '../../functions/shared/domain/sender-ident
 import { conditionally } from '../../functions/shared/store/conditions';
 import type { StoredUser } from '../../functions/shared/store/dynamodb-key-store';
 import { DynamoDbKeyStore } from '../../functions/shared/store/dynamodb-key-store';
+import type { KeyOptions } from '../../functions/shared/store/dynamodb-key-store';
 import { isCanonicalUuid } from '../../functions/shared/domain/uuid';
 import { itemKey } from '../../functions/shared/store/table';
 import { OrganizationLimitsStore } from './limits-store';
@@ -175,19 +176,19 @@ export class DynamoDbAdminStore {
     return sender;
   }
 
-  /** Creates the user's key; refuses when the user already has one (that is `rotateKey`). */
-  generateKey(userId: string): Promise<IssuedKey> {
-    return this.keys.generate(requireUuid(userId, 'the user id'));
+  /** Creates the user's key, limited as `options` say; refuses when the user already has one (that is `rotateKey`). */
+  generateKey(userId: string, options: KeyOptions = {}): Promise<IssuedKey> {
+    return this.keys.generate(requireUuid(userId, 'the user id'), options);
   }
 
   /** Replaces the user's key atomically: the old one stops working as the new one starts. */
-  rotateKey(userId: string): Promise<IssuedKey> {
-    return this.keys.rotate(requireUuid(userId, 'the user id'));
+  rotateKey(userId: string, options: KeyOptions = {}): Promise<IssuedKey> {
+    return this.keys.rotate(requireUuid(userId, 'the user id'), options);
   }
 
   async showKey(userId: string): Promise<KeySummary> {
     const user = await this.getUser(userId);
-    const summary = this.keys.summary(user);
+    const summary = await this.keys.summary(user);
     if (!summary) throw new RecordNotFoundError(`user ${user.id} has no key`);
     return summary;
   }

@@ -21,6 +21,8 @@ import type { SenderIdentity } from './admin-store';
 import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
 import { EXIT_CODES } from './command-frame';
 import type { Action, Leaf } from './command-frame';
+import { KeyPolicyError } from '../../functions/shared/domain/key-policy';
+import { addKeyCommands } from './key-commands';
 import { addLifecycleCommands } from './lifecycle-commands';
 import { TENANT_HELP, addOrgCommands } from './org-commands';
 import { TenantError } from './ses-tenants';
@@ -63,7 +65,7 @@ class AdminError extends Error {
 function toAdminError(error: unknown, target: Target): AdminError {
   if (error instanceof AdminError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof InvalidArgumentError || error instanceof LocalSettingError) return new AdminError(EXIT_CODES.invalid, 'invalid_argument', message);
+  if (error instanceof InvalidArgumentError || error instanceof LocalSettingError || error instanceof KeyPolicyError) return new AdminError(EXIT_CODES.invalid, 'invalid_argument', message);
   if (error instanceof RecordNotFoundError) return new AdminError(EXIT_CODES.notFound, 'not_found', message);
   if (error instanceof ExistingRecordError) return new AdminError(EXIT_CODES.conflict, 'conflict', message, { id: error.id });
   if (error instanceof RecordConflictError) return new AdminError(EXIT_CODES.conflict, 'conflict', message);
@@ -215,35 +217,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
       .addOption(new Option('--address <email>', 'one exact address, e.g. billing@example.com').conflicts('domain'));
   }
 
-  const key = program.command('key').description("users' API keys (one per user, stored only as a hash)");
-  leaf(key, 'generate', "create the user's key and print it once; refuses if one exists", async (store, o) => {
-    const issued = await store.generateKey(o.user!);
-    return { human: `API key for user ${issued.userId} (shown only this once, store it now): ${issued.key}`, json: { key: issued.key } };
-  }).requiredOption('--user <uuid>', 'user id');
-  leaf(key, 'rotate', "replace the user's key and print the new one once; the old one stops working", async (store, o) => {
-    const issued = await store.rotateKey(o.user!);
-    return {
-      human: `New API key for user ${issued.userId}, the old one no longer works (shown only this once, store it now): ${issued.key}`,
-      json: { key: issued.key },
-    };
-  }).requiredOption('--user <uuid>', 'user id');
-  leaf(key, 'show', "show the user's key masked (prefix and last four characters) and its creation time", async (store, o) => {
-    const summary = await store.showKey(o.user!);
-    return {
-      human: `User ${summary.userId} has key ${summary.masked}, created ${summary.createdAt}`,
-      json: { userId: summary.userId, masked: summary.masked, createdAt: summary.createdAt },
-    };
-  }).requiredOption('--user <uuid>', 'user id');
-  leaf(key, 'revoke', "remove the user's key; it stops working", async (store, o) => {
-    const userId = o.user!.toLowerCase();
-    await store.revokeKey(userId);
-    return { human: `The key of user ${userId} is revoked`, json: { userId, revoked: true } };
-  }).requiredOption('--user <uuid>', 'user id');
-  leaf(key, 'sweep', 'remove key items no user holds any more (left by an interrupted key change); they never authenticate, this tidies them away', async (store) => {
-    const removed = await store.sweepKeys();
-    return { human: `Removed ${removed} key item${removed === 1 ? '' : 's'} no user holds`, json: { removed } };
-  });
-
+  addKeyCommands(program, leaf);
   addLifecycleCommands(program, leaf);
 
   try {

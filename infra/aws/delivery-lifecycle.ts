@@ -29,7 +29,7 @@ import { MAX_ATTEMPTS } from '../../functions/webhooks/deliver';
 import type { AlarmRow } from './alarms';
 import type { ServiceFunction } from './service-function';
 import { EVENTS_ENTRY, STATUS_ENTRY, WEBHOOKS_ENTRY } from './send-bundle';
-import { addServiceFunction, inPartitions, readKeyHolders } from './service-function';
+import { addServiceFunction, inPartitions, readKeyHolders, recordKeyUse } from './service-function';
 import type { StackSettings } from './settings';
 
 /** Alarm before SES's own review thresholds (5 % bounces, 0.1 % complaints): at half of each. */
@@ -184,6 +184,7 @@ export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSe
         conditions: inPartitions(P.apiKey, P.organization, D.message, SCHEDULE_PARTITION),
       }),
       readKeyHolders(table),
+      recordKeyUse(table),
     ],
   });
 

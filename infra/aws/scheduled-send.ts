@@ -33,7 +33,7 @@ import { sendingStatements } from './send-function';
 import type { SendFunction } from './send-function';
 import { CANCEL_ENTRY, SCHEDULED_ENTRY } from './send-bundle';
 import type { ServiceFunction } from './service-function';
-import { addServiceFunction, inPartitions, readKeyHolders } from './service-function';
+import { addServiceFunction, inPartitions, readKeyHolders, recordKeyUse } from './service-function';
 import type { StackSettings } from './settings';
 
 /** The scheduled-send function's timeout; sending gets all of it but a few seconds to record the outcome. */
@@ -144,6 +144,7 @@ export function addScheduledSend(stack: Stack, table: Table, configurationSet: C
       }),
       // A key counts only while its user holds it (security audit round 2, finding 1).
       readKeyHolders(table),
+      recordKeyUse(table),
       new PolicyStatement({ sid: 'CancelSchedules', actions: ['dynamodb:UpdateItem'], resources: [table.tableArn], conditions: inPartitions(SCHEDULE_PARTITION) }),
       new PolicyStatement({ sid: 'DeleteSchedules', actions: ['scheduler:DeleteSchedule'], resources: [schedulesInGroup] }),
       ...webhookStatements,

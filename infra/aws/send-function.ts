@@ -12,7 +12,7 @@ import type { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import { SEND_PATH } from '../../functions/send/route';
 import { DELIVERY_PARTITIONS, PAUSE_ATTRIBUTES, SEND_FUNCTION_PARTITIONS, TABLE_SCHEMA } from '../../functions/shared/store/table';
 import { SEND_ENTRY } from './send-bundle';
-import { addServiceFunction, inPartitions, readKeyHolders } from './service-function';
+import { addServiceFunction, inPartitions, readKeyHolders, recordKeyUse } from './service-function';
 import type { StackSettings } from './settings';
 
 export const SERVICE_NAME = 'email-send-api';
@@ -104,6 +104,7 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
     readAccessRecords!,
     // Only the send function authenticates API keys: a key counts only while its user holds it.
     readKeyHolders(table),
+    recordKeyUse(table),
     new PolicyStatement({
       sid: 'IdempotencyRecords',
       // Idempotency records and their per-message checkpoints: read, write and query.

@@ -16,7 +16,7 @@ import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { PARTITIONS, USER_KEY_ATTRIBUTES } from '../../functions/shared/store/table';
+import { LAST_USED_ATTRIBUTE, PARTITIONS, TABLE_SCHEMA, USER_KEY_ATTRIBUTES } from '../../functions/shared/store/table';
 import { LOCK_FILE, REPO_ROOT, SEND_BUNDLING, SEND_RUNTIME } from './send-bundle';
 import type { StackSettings } from './settings';
 
@@ -99,7 +99,8 @@ export const onlyAttributes = (attributes: readonly string[]) => ({
 
 /**
  * Every API-key function's check that a key's user still holds it (dynamodb-access-store.ts):
- * the `keyHash` of user items, nothing else of them (not their e-mail addresses).
+ * the `keyHash` of user items and the limits stored beside it, nothing else of them (not their
+ * e-mail addresses).
  */
 export function readKeyHolders(table: ITable): PolicyStatement {
   return new Statement({
@@ -107,5 +108,18 @@ export function readKeyHolders(table: ITable): PolicyStatement {
     actions: ['dynamodb:BatchGetItem'],
     resources: [table.tableArn],
     conditions: { ...inPartitions(PARTITIONS.user), ...onlyAttributes(USER_KEY_ATTRIBUTES) },
+  });
+}
+
+/**
+ * Every API-key function's record of a key's last use (at most one write per key and hour): the
+ * `lastUsedAt` attribute of key items and nothing else, so it can never move a key to another user.
+ */
+export function recordKeyUse(table: ITable): PolicyStatement {
+  return new Statement({
+    sid: 'RecordKeyUse',
+    actions: ['dynamodb:UpdateItem'],
+    resources: [table.tableArn],
+    conditions: { ...inPartitions(PARTITIONS.apiKey), ...onlyAttributes([TABLE_SCHEMA.partitionKey, TABLE_SCHEMA.sortKey, LAST_USED_ATTRIBUTE]) },
   });
 }

@@ -18,7 +18,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { ME_ROUTES, SETTINGS_PAGE_ROUTES } from '../../functions/shared/http/api-routes';
 import type { ApiRoute } from '../../functions/shared/http/api-routes';
-import { ACTIVITY_PARTITIONS, DELIVERY_PARTITIONS, ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, SUPPRESSION_COUNT_ATTRIBUTE, TABLE_SCHEMA, USER_KEY_FIELDS } from '../../functions/shared/store/table';
+import { ACTIVITY_PARTITIONS, DELIVERY_PARTITIONS, LAST_USED_ATTRIBUTE, ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, SUPPRESSION_COUNT_ATTRIBUTE, TABLE_SCHEMA, USER_KEY_FIELDS } from '../../functions/shared/store/table';
 import { ME_ENTRY, SETTINGS_PAGE_BUNDLING, SETTINGS_PAGE_ENTRY } from './send-bundle';
 import type { ServiceFunction } from './service-function';
 import { addServiceFunction, inPartitions, onlyAttributes } from './service-function';
@@ -80,8 +80,15 @@ export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: 
         conditions: inPartitions(PARTITIONS.apiKey),
       }),
       new PolicyStatement({
+        sid: 'ReadKeyLastUse',
+        // When the user's key was last used, shown on the page: that attribute of the key item, nothing else.
+        actions: ['dynamodb:GetItem'],
+        resources: [table.tableArn],
+        conditions: { ...inPartitions(PARTITIONS.apiKey), ...onlyAttributes([TABLE_SCHEMA.partitionKey, TABLE_SCHEMA.sortKey, LAST_USED_ATTRIBUTE]) },
+      }),
+      new PolicyStatement({
         sid: 'ReadOrganizationNames',
-        // Names, members, pauses and limits only: not senders or anything else an Organization item holds.
+        // Names, members, pauses, limits and senders (a key may be limited to some of them) only: nothing else an Organization item holds.
         actions: ['dynamodb:BatchGetItem'],
         resources: [table.tableArn],
         conditions: { ...inPartitions(PARTITIONS.organization), ...onlyAttributes(ORGANIZATION_NAME_ATTRIBUTES) },

@@ -9,7 +9,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { MAX_ATTEMPTS } from '../../functions/webhooks/deliver';
 import type { EmailSendApiStack } from '../../infra/aws/stack';
 import { WEBHOOK_MAX_CONCURRENCY } from '../../infra/aws/delivery-lifecycle';
-import { buildStack, partitions, readKeyHoldersStatement, synthesised } from './support';
+import { buildStack, partitions, readKeyHoldersStatement, recordKeyUseStatement, synthesised } from './support';
 
 type Json = Record<string, any>;
 
@@ -55,6 +55,7 @@ describe('IAM of the delivery lifecycle functions (exact statements)', () => {
       logs('StatusFunction'),
       { Sid: 'ReadAccessAndStates', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table(), Condition: partitions('KEY#*', 'ORG#*', 'MSG#*', 'SCHED#*') },
       readKeyHoldersStatement(table()),
+      recordKeyUseStatement(table()),
       xRay,
     ]);
   });

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { EmailSendApiStack } from '../../infra/aws/stack';
-import { partitions, readKeyHoldersStatement, synthesised } from './support';
+import { partitions, readKeyHoldersStatement, recordKeyUseStatement, synthesised } from './support';
 
 type Json = Record<string, any>;
 
@@ -150,6 +150,7 @@ describe('IAM of the functions (exact statements)', () => {
     expect(statements).toEqual([
       { Sid: 'ReadAccessAndSchedules', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table(), Condition: partitions('KEY#*', 'ORG#*', 'SCHED#*') },
       readKeyHoldersStatement(table()),
+      recordKeyUseStatement(table()),
       { Sid: 'CancelSchedules', Effect: 'Allow', Action: 'dynamodb:UpdateItem', Resource: table(), Condition: partitions('SCHED#*') },
       { Sid: 'DeleteSchedules', Effect: 'Allow', Action: 'scheduler:DeleteSchedule', Resource: schedulesInGroup() },
       ...WEBHOOKS(),

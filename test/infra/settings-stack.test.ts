@@ -117,15 +117,17 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
         Action: 'dynamodb:UpdateItem',
         Resource: table,
         // Never the e-mail address or the memberships of a user (security audit round 2, finding 7).
-        Condition: { ...leadingKeys('USER#'), ...onlyAttributes('pk', 'sk', 'keyHash', 'keyLastFour', 'keyCreatedAt', 'sealedKey') },
+        Condition: { ...leadingKeys('USER#'), ...onlyAttributes('pk', 'sk', 'keyHash', 'keyLastFour', 'keyCreatedAt', 'sealedKey', 'keyScopes', 'keySenders', 'keyExpiresAt', 'keyTest') },
       },
       { Sid: 'KeyItems', Effect: 'Allow', Action: ['dynamodb:DeleteItem', 'dynamodb:PutItem'], Resource: table, Condition: leadingKeys('KEY#') },
+      // When the key was last used, and nothing else of a key item.
+      { Sid: 'ReadKeyLastUse', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: table, Condition: { ...leadingKeys('KEY#'), ...onlyAttributes('pk', 'sk', 'lastUsedAt') } },
       {
         Sid: 'ReadOrganizationNames',
         Effect: 'Allow',
         Action: 'dynamodb:BatchGetItem',
         Resource: table,
-        Condition: { ...leadingKeys('ORG#'), ...onlyAttributes('pk', 'sk', 'organizationId', 'name', 'members', 'pausedAt', 'pausedReason', 'limits') },
+        Condition: { ...leadingKeys('ORG#'), ...onlyAttributes('pk', 'sk', 'organizationId', 'name', 'members', 'pausedAt', 'pausedReason', 'limits', 'senders') },
       },
       { Sid: 'ReadReputationCounters', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table, Condition: leadingKeys('REP#') },
       { Sid: 'ReadTodaysUse', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: table, Condition: leadingKeys('BUDGET#day#') },

@@ -9,7 +9,7 @@ import { SEND_PATH as HANDLER_SEND_PATH } from '../../functions/send/handler';
 import { CJS_REQUIRE_BANNER } from '../../infra/aws/send-bundle';
 import { INFRA_DEFAULTS } from '../../infra/aws/settings';
 import { EmailSendApiStack, SEND_PATH } from '../../infra/aws/stack';
-import { buildStack, CDK_JSON } from './support';
+import { buildStack, CDK_JSON, recordKeyUseStatement } from './support';
 
 type Json = Record<string, unknown>;
 
@@ -242,10 +242,11 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
             // Whether a key's user still holds it, and nothing else of a user (security audit round 2, finding 1).
             Condition: {
               'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['USER#*'] },
-              'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'keyHash'] },
+              'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'keyHash', 'keyScopes', 'keySenders', 'keyExpiresAt'] },
               StringEqualsIfExists: { 'dynamodb:Select': ['SPECIFIC_ATTRIBUTES'], 'dynamodb:ReturnValues': ['NONE'] },
             },
           },
+          recordKeyUseStatement({ 'Fn::GetAtt': [ids.table, 'Arn'] }),
           {
             Sid: 'IdempotencyRecords',
             Effect: 'Allow',

@@ -60,7 +60,7 @@ export const partitions = (...prefixes: string[]) => ({ 'ForAllValues:StringLike
 
 /**
  * The statement every function that authenticates API keys carries (audit round 2, finding 1):
- * whether a key's user still holds it, and nothing else of a user. Spelled out here, not imported
+ * whether a key's user still holds it and what the key may do, and nothing else of a user. Spelled out here, not imported
  * from infra/, because it is what the tests check.
  */
 export function readKeyHoldersStatement(table: unknown) {
@@ -71,7 +71,25 @@ export function readKeyHoldersStatement(table: unknown) {
     Resource: table,
     Condition: {
       ...partitions('USER#*'),
-      'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'keyHash'] },
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'keyHash', 'keyScopes', 'keySenders', 'keyExpiresAt'] },
+      StringEqualsIfExists: { 'dynamodb:Select': ['SPECIFIC_ATTRIBUTES'], 'dynamodb:ReturnValues': ['NONE'] },
+    },
+  };
+}
+
+/**
+ * The statement beside it: the hour of a key's last use, written on the key item, and no other
+ * attribute of it (so it can never point a key at another user).
+ */
+export function recordKeyUseStatement(table: unknown) {
+  return {
+    Sid: 'RecordKeyUse',
+    Effect: 'Allow',
+    Action: 'dynamodb:UpdateItem',
+    Resource: table,
+    Condition: {
+      ...partitions('KEY#*'),
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'lastUsedAt'] },
       StringEqualsIfExists: { 'dynamodb:Select': ['SPECIFIC_ATTRIBUTES'], 'dynamodb:ReturnValues': ['NONE'] },
     },
   };

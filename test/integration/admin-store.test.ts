@@ -65,7 +65,7 @@ describe('DynamoDbAdminStore', () => {
     const stored = await createDynamoDbClient(h.config).send(new GetCommand({ TableName: h.config.tableName, Key: itemKey.user(user.id) }));
     expect(JSON.stringify(stored.Item)).not.toContain(issued.key);
     expect(stored.Item?.keyHash).toBe(hashApiKey(issued.key));
-    expect(await access.lookup(hashApiKey(issued.key), undefined)).toEqual({ key: { userId: user.id } });
+    expect(await access.lookup(hashApiKey(issued.key), undefined)).toEqual({ key: { userId: user.id, policy: {} } });
   });
 
   it('refuses a second key: rotation is explicit', async () => {
@@ -89,7 +89,7 @@ describe('DynamoDbAdminStore', () => {
     const second = await h.admin.rotateKey(user.id);
     expect(second.key).not.toBe(first.key);
     expect((await access.lookup(hashApiKey(first.key), undefined)).key).toBeUndefined();
-    expect((await access.lookup(hashApiKey(second.key), undefined)).key).toEqual({ userId: user.id });
+    expect((await access.lookup(hashApiKey(second.key), undefined)).key).toEqual({ userId: user.id, policy: {} });
     expect((await h.admin.showKey(user.id)).masked).toBe(`tme_…${second.key.slice(-4)}`);
   });
 
@@ -108,7 +108,7 @@ describe('DynamoDbAdminStore', () => {
     const user = await newUser();
     const issued = await h.admin.generateKey(user.id);
     const shown = await h.admin.showKey(user.id);
-    expect(shown).toEqual({ userId: user.id, masked: `tme_…${issued.key.slice(-4)}`, createdAt: issued.createdAt });
+    expect(shown).toEqual({ userId: user.id, masked: `tme_…${issued.key.slice(-4)}`, createdAt: issued.createdAt, policy: {}, test: false });
     expect(JSON.stringify(shown)).not.toContain(issued.key.slice(4, -4));
   });
 

@@ -188,7 +188,7 @@ describe('storage faults', () => {
   });
 
   it('answers 500 with a request id and nothing of the fault for an unexpected error', async () => {
-    const access = { lookup: async () => Promise.reject(new TypeError('secret internal detail at /var/task/index.js:1:2')) };
+    const access = { lookup: async () => Promise.reject(new TypeError('secret internal detail at /var/task/index.js:1:2')), recordUse: async () => undefined };
     const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, { access });
     expect(result.statusCode).toBe(500);
     expect(result.headers['Content-Type']).toBe('application/problem+json');

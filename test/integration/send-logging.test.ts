@@ -39,7 +39,7 @@ describe('logging', () => {
       await h.invoke({ headers: authorised(tenant), body: sendBody(tenant, [message({ Subject: secretSubject, TextContent: 'Body-9f2a' })]) }, { logger });
       await h.invoke({ headers: authorised(tenant), body: { OrganizationId: tenant.organizationId, Messages: [message({ To: ['bad'] })] } }, { logger });
       await h.invoke({ headers: authorised(tenant, { authorization: `Bearer ${tenant.apiKey}x` }), body: sendBody(tenant) }, { logger });
-      await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, { logger, access: { lookup: () => Promise.reject(new Error(`boom with ${tenant.apiKey.slice(0, 0)}`)) } });
+      await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, { logger, access: { lookup: () => Promise.reject(new Error(`boom with ${tenant.apiKey.slice(0, 0)}`)), recordUse: async () => undefined } });
     });
     const text = lines.join('\n');
     expect(lines.length).toBeGreaterThan(0);

@@ -29,6 +29,7 @@ import { DynamoDbActivityStore } from '../../functions/shared/store/dynamodb-act
 import { DynamoDbDeliveryStore } from '../../functions/shared/store/dynamodb-delivery-store';
 import { DynamoDbSuppressionStore } from '../../functions/shared/store/dynamodb-suppression-store';
 import { itemKey } from '../../functions/shared/store/table';
+import { useHour } from '../../functions/shared/auth/caller';
 import { RECORDS, eventBridge, mail, variant } from '../support/ses-fixtures';
 
 let harness: Harness;
@@ -102,6 +103,48 @@ function send(apiKey: string, organizationId: string): Promise<Response> {
   });
 }
 
+describe('the settings API: scopes, senders and expiry of the user\'s own key', () => {
+  const post = (path: string, token: string, body: unknown) =>
+    fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  it('makes a limited key, shows its limits, and the key is held to them', async () => {
+    const someone = await user({ organizations: ['Acme'] });
+    const token = await tokenFor(someone.email);
+    const generated = await post('/v1.2/me/api-key', token, { Scopes: ['status'], Senders: ['example.com'], ExpiresIn: '30d' });
+    expect(generated.status).toBe(201);
+    const { Key } = (await generated.json()) as { Key: string };
+    const refused = await send(Key, someone.organizations[0]!.id);
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope", scope="send"');
+    const me = (await (await call('GET', '/v1.2/me', token)).json()) as { ApiKey: Record<string, unknown> };
+    expect(me.ApiKey).toMatchObject({ Scopes: ['status'], Senders: ['example.com'], Test: false, LastUsedAt: useHour(Date.now()) });
+    expect(Date.parse(String(me.ApiKey.ExpiresAt)) - Date.now()).toBeGreaterThan(29 * 86_400_000);
+
+    const rotated = await post('/v1.2/me/api-key/rotate', token, {});
+    expect(rotated.status).toBe(200);
+    const after = (await (await call('GET', '/v1.2/me', token)).json()) as { ApiKey: Record<string, unknown> };
+    expect(after.ApiKey).not.toHaveProperty('Scopes');
+    expect(after.ApiKey).not.toHaveProperty('ExpiresAt');
+    expect((await send(((await rotated.json()) as { Key: string }).Key, someone.organizations[0]!.id)).status).toBe(200);
+  });
+
+  it.each([
+    ['an unknown scope', { Scopes: ['send', 'admin'] }, '/Scopes'],
+    ['an empty sender list', { Senders: [] }, '/Senders'],
+    ['a sender outside the user\'s Organizations', { Senders: ['other.example'] }, '/Senders'],
+    ['a zero expiry', { ExpiresIn: '0d' }, '/ExpiresIn'],
+    ['a negative expiry', { ExpiresIn: '-1d' }, '/ExpiresIn'],
+    ['an unknown field', { Scope: ['send'] }, '/Scope'],
+  ])('refuses %s with 400 naming the field, and changes nothing', async (_, body, pointer) => {
+    const someone = await user({ organizations: ['Acme'] });
+    const token = await tokenFor(someone.email);
+    const refused = await post('/v1.2/me/api-key', token, body);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { errors: { pointer: string }[] }).errors.map((error) => error.pointer)).toEqual([pointer]);
+    expect(((await (await call('GET', '/v1.2/me', token)).json()) as { ApiKey: unknown }).ApiKey).toBeNull();
+  });
+});
+
 describe('the settings API for a signed-in user', () => {
   it('shows the e-mail, the Organizations with names, ids and reputation, and no key', async () => {
     const someone = await user({ organizations: ['Zeta Corp', 'Acme'] });
@@ -140,7 +183,7 @@ describe('the settings API for a signed-in user', () => {
     expect((await send(Key!, someone.organizations[0]!.id)).status).toBe(200);
     expect((await call('POST', '/v1.2/me/api-key', token)).status).toBe(409);
     const me = (await (await call('GET', '/v1.2/me', token)).json()) as Record<string, unknown>;
-    expect(me.ApiKey).toEqual({ Masked, CreatedAt, Revealable: true });
+    expect(me.ApiKey).toEqual({ Masked, CreatedAt, Revealable: true, LastUsedAt: useHour(Date.now()), Test: false });
     expect(JSON.stringify(me)).not.toContain(Key);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { generateApiKey, hashApiKey, isWellFormedApiKey, keyLastFour, KEY_PREFIX, maskApiKey } from '../../functions/shared/domain/api-keys';
+import { generateApiKey, hashApiKey, isTestApiKey, isWellFormedApiKey, keyLastFour, KEY_PREFIX, maskApiKey } from '../../functions/shared/domain/api-keys';
 
 describe('API keys', () => {
   it('carries the recognisable prefix and a fixed length', () => {
@@ -41,5 +41,20 @@ describe('API keys', () => {
     const masked = maskApiKey(keyLastFour(key));
     expect(masked).toBe(`tme_…${key.slice(-4)}`);
     expect(masked).not.toContain(key.slice(4, -4));
+  });
+
+  it('makes test-mode keys that start tme_test_, pass the checksum and are told apart from live ones', () => {
+    const test = generateApiKey({ test: true });
+    const live = generateApiKey();
+    expect(test).toMatch(/^tme_test_[0-9A-Za-z]{49}$/);
+    expect(isWellFormedApiKey(test)).toBe(true);
+    expect([isTestApiKey(test), isTestApiKey(live)]).toEqual([true, false]);
+    expect(maskApiKey(keyLastFour(test), true)).toBe(`tme_test_…${test.slice(-4)}`);
+  });
+
+  it('refuses a test prefix without its underscore, or with a character of the key missing', () => {
+    const live = generateApiKey();
+    expect(isWellFormedApiKey(`tme_test${live.slice(4)}`)).toBe(false);
+    expect(isWellFormedApiKey(`tme_test_${live.slice(5)}`)).toBe(false);
   });
 });

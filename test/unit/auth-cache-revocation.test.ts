@@ -18,8 +18,9 @@ function mutableStore() {
       reads.push([keyHash, organizationId]);
       const userId = keyHash === undefined ? undefined : keys.get(keyHash);
       const organization = organizationId === undefined ? undefined : organizations.get(organizationId);
-      return { ...(userId && { key: { userId } }), ...(organization && { organization }) };
+      return { ...(userId && { key: { userId, policy: {} } }), ...(organization && { organization }) };
     },
+    recordUse: async () => undefined,
   };
   return { store, keys, organizations, reads };
 }
@@ -38,11 +39,11 @@ describe('CachedAccessStore for operators', () => {
     const { store, keys } = mutableStore();
     keys.set('h1', 'u1');
     const cached = new CachedAccessStore(store, { ttlSeconds: 30, now });
-    expect((await cached.lookup('h1', undefined)).key).toEqual({ userId: 'u1' });
+    expect((await cached.lookup('h1', undefined)).key).toEqual({ userId: 'u1', policy: {} });
 
     keys.delete('h1'); // `admin key revoke`
     advance(29_999);
-    expect((await cached.lookup('h1', undefined)).key).toEqual({ userId: 'u1' });
+    expect((await cached.lookup('h1', undefined)).key).toEqual({ userId: 'u1', policy: {} });
     advance(2);
     expect((await cached.lookup('h1', undefined)).key).toBeUndefined();
   });
@@ -55,8 +56,8 @@ describe('CachedAccessStore for operators', () => {
     keys.delete('old');
     keys.set('new', 'u1'); // `admin key rotate`
     advance(1_000);
-    expect((await cached.lookup('new', undefined)).key).toEqual({ userId: 'u1' });
-    expect((await cached.lookup('old', undefined)).key).toEqual({ userId: 'u1' });
+    expect((await cached.lookup('new', undefined)).key).toEqual({ userId: 'u1', policy: {} });
+    expect((await cached.lookup('old', undefined)).key).toEqual({ userId: 'u1', policy: {} });
     advance(30_000);
     expect((await cached.lookup('old', undefined)).key).toBeUndefined();
   });

@@ -11,8 +11,9 @@ function countingStore(data: { keys: Record<string, string>; orgs: Record<string
       calls.push([keyHash, organizationId]);
       const userId = keyHash ? data.keys[keyHash] : undefined;
       const organization = organizationId ? data.orgs[organizationId] : undefined;
-      return { ...(userId && { key: { userId } }), ...(organization && { organization }) };
+      return { ...(userId && { key: { userId, policy: {} } }), ...(organization && { organization }) };
     },
+    recordUse: async () => undefined,
   };
   return { store, calls };
 }
@@ -32,7 +33,7 @@ describe('CachedAccessStore', () => {
     const second = await cached.lookup('h1', 'o1');
     expect(calls).toEqual([['h1', 'o1']]);
     expect(second).toEqual(first);
-    expect(second).toEqual({ key: { userId: 'u1' }, organization: org });
+    expect(second).toEqual({ key: { userId: 'u1', policy: {} }, organization: org });
   });
 
   it('fetches only what is missing', async () => {
@@ -74,7 +75,7 @@ describe('CachedAccessStore', () => {
     await cached.lookup('real', undefined);
     for (let i = 0; i < 50; i++) await cached.lookup(`forged-${i}`, undefined);
     calls.length = 0;
-    expect((await cached.lookup('real', undefined)).key).toEqual({ userId: 'u1' });
+    expect((await cached.lookup('real', undefined)).key).toEqual({ userId: 'u1', policy: {} });
     expect(calls).toEqual([]);
   });
 

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { authenticate, authoriseOrganization } from '../../functions/send/authorisation';
+import { useHour } from '../../functions/shared/auth/caller';
 import { generateApiKey, hashApiKey } from '../../functions/shared/domain/api-keys';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { CachedAccessStore } from '../../functions/shared/store/cached-access-store';
@@ -56,12 +57,13 @@ function wireCountedStore(items: readonly WireItem[], options: { unprocessed?: r
   return { store: new DynamoDbAccessStore(client, TABLE), requests };
 }
 
-function tenantItems(apiKey: string, organizationId = ORG): WireItem[] {
+/** A tenant whose key was last used `lastUsedAt` (by default this hour, so no use is recorded). */
+function tenantItems(apiKey: string, organizationId = ORG, lastUsedAt: string | undefined = useHour(Date.now())): WireItem[] {
   const key = itemKey.apiKey(hashApiKey(apiKey));
   const user = itemKey.user('u1');
   const org = itemKey.organization(organizationId);
   return [
-    { pk: { S: key.pk }, sk: { S: key.sk }, userId: { S: 'u1' } },
+    { pk: { S: key.pk }, sk: { S: key.sk }, userId: { S: 'u1' }, ...(lastUsedAt && { lastUsedAt: { S: lastUsedAt } }) },
     { pk: { S: user.pk }, sk: { S: user.sk }, keyHash: { S: hashApiKey(apiKey) } },
     { pk: { S: org.pk }, sk: { S: org.sk }, organizationId: { S: organizationId }, members: { SS: ['u1'] }, senders: { SS: ['example.com'] } },
   ];
@@ -153,5 +155,18 @@ describe('auth path DynamoDB round trips', () => {
     const caller = await authenticate(apiKey, new CachedAccessStore(store, { ttlSeconds: 30 }));
     expect(requests.map((r) => r.keys)).toEqual([[keyPk(apiKey)], [keyPk(apiKey)], [userPk]]);
     expect(caller.userId).toBe('u1');
+  });
+
+  it('records the first use of a key in an hour with one write, which the cached key remembers, and none in an hour already recorded', async () => {
+    const apiKey = generateApiKey();
+    const lastHour = useHour(Date.now() - 3_600_000);
+    const { store, requests } = wireCountedStore(tenantItems(apiKey, ORG, lastHour));
+    const cached = new CachedAccessStore(store, { ttlSeconds: 30 });
+    for (let i = 0; i < 5; i++) await authenticate(apiKey, cached);
+    expect(requests.map((r) => r.operation)).toEqual(['BatchGetItem', 'BatchGetItem', 'UpdateItem']);
+
+    const fresh = wireCountedStore(tenantItems(apiKey));
+    for (let i = 0; i < 5; i++) await authenticate(apiKey, new CachedAccessStore(fresh.store, { ttlSeconds: 30 }));
+    expect(fresh.requests.map((r) => r.operation)).not.toContain('UpdateItem');
   });
 });

@@ -3,16 +3,20 @@
  *
  * Shape: `tme_` + 43 base62 characters (32 random bytes) + 6 base62 characters of CRC-32 over
  * the random part. The prefix lets secret scanners find leaked keys; the checksum lets the
- * service (and scanners) reject mistyped or invented keys without a database read.
+ * service (and scanners) reject mistyped or invented keys without a database read. A test-mode
+ * key (docs/keys.md) starts `tme_test_` instead: its mode is part of the key itself, so nobody
+ * can take a test key for a live one, nor the service a live key for a test one.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 export const KEY_PREFIX = 'tme_';
+/** The prefix of a test-mode key: its messages never reach Amazon SES. */
+export const TEST_KEY_PREFIX = 'tme_test_';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const BODY_LENGTH = 43;
 const CHECKSUM_LENGTH = 6;
-const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECKSUM_LENGTH}}$`);
+const KEY_PATTERN = new RegExp(`^(?:${TEST_KEY_PREFIX}|${KEY_PREFIX})([0-9A-Za-z]{${BODY_LENGTH + CHECKSUM_LENGTH}})$`);
 
 function base62(value: bigint, width: number): string {
   let out = '';
@@ -28,18 +32,23 @@ function checksum(body: string): string {
   return base62(BigInt(crc32(body)), CHECKSUM_LENGTH);
 }
 
-/** A new key with 256 bits of entropy. */
-export function generateApiKey(): string {
+/** A new key with 256 bits of entropy; a test-mode key with `test`. */
+export function generateApiKey(options: { readonly test?: boolean } = {}): string {
   const body = base62(BigInt(`0x${randomBytes(32).toString('hex')}`), BODY_LENGTH);
-  return `${KEY_PREFIX}${body}${checksum(body)}`;
+  return `${options.test ? TEST_KEY_PREFIX : KEY_PREFIX}${body}${checksum(body)}`;
 }
 
 /** True when the string has the key's shape and its checksum matches. */
 export function isWellFormedApiKey(candidate: string): boolean {
-  if (!KEY_PATTERN.test(candidate)) return false;
-  const body = candidate.slice(KEY_PREFIX.length, KEY_PREFIX.length + BODY_LENGTH);
-  const given = Buffer.from(candidate.slice(KEY_PREFIX.length + BODY_LENGTH));
-  return timingSafeEqual(given, Buffer.from(checksum(body)));
+  const random = KEY_PATTERN.exec(candidate)?.[1];
+  if (random === undefined) return false;
+  const given = Buffer.from(random.slice(BODY_LENGTH));
+  return timingSafeEqual(given, Buffer.from(checksum(random.slice(0, BODY_LENGTH))));
+}
+
+/** Whether a (well-formed) key is a test-mode key. */
+export function isTestApiKey(key: string): boolean {
+  return key.startsWith(TEST_KEY_PREFIX);
 }
 
 /** The only form of a key that is ever stored or used as a lookup key. */
@@ -53,6 +62,6 @@ export function keyLastFour(key: string): string {
 }
 
 /** What `key show` prints: the prefix and the last four characters. */
-export function maskApiKey(lastFour: string): string {
-  return `${KEY_PREFIX}…${lastFour}`;
+export function maskApiKey(lastFour: string, test = false): string {
+  return `${test ? TEST_KEY_PREFIX : KEY_PREFIX}…${lastFour}`;
 }

@@ -2,7 +2,7 @@
  * The middy chain of every endpoint called with an API key (send, status), written once so they
  * cannot drift apart: logging and metrics, header normalisation, problem documents, then the
  * order of checks (docs/decisions.md, "Order of checks"): path and method, a well-formed key, the body's
- * size and media type, the key itself, then the body. Each endpoint adds its handler.
+ * size and media type, the key itself and its scope, then the body. Each endpoint adds its handler.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -12,7 +12,8 @@ import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { Caller } from '../auth/caller';
-import { authenticate } from '../auth/caller';
+import { authenticate, requireScope } from '../auth/caller';
+import type { KeyScope } from '../domain/key-policy';
 import type { Tracing } from '../runtime/observability';
 import type { AccessStore } from '../store/ports';
 import { readBearerToken } from './bearer-token';
@@ -37,6 +38,8 @@ export interface ApiKeyChainOptions {
   readonly problemTypeBase: string;
   readonly maxBodyBytes: number;
   readonly route: RouteOptions;
+  /** The scope a key needs for this endpoint (docs/keys.md). */
+  readonly scope: KeyScope;
   readonly tracing?: Tracing | undefined;
 }
 
@@ -55,6 +58,14 @@ export function apiKeyChain(options: ApiKeyChainOptions) {
     .use(route(options.route))
     .use(requireBearer())
     .use(bodyLimits({ maxBytes: options.maxBodyBytes }))
-    .use(authenticateCaller({ resolve: (authorization) => authenticate(readBearerToken(authorization), options.access) }))
+    .use(
+      authenticateCaller({
+        resolve: async (authorization) => {
+          const caller = await authenticate(readBearerToken(authorization), options.access, now());
+          requireScope(caller, options.scope);
+          return caller;
+        },
+      }),
+    )
     .use(jsonBody());
 }

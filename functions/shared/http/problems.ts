@@ -100,6 +100,30 @@ export class InvalidCredentialsProblem extends HttpProblem {
   }
 }
 
+/** The API key was valid but its expiry has passed (401): unlike other refusals, this one says why. */
+export class ExpiredKeyProblem extends HttpProblem {
+  constructor(expiredAt: string, options?: ErrorOptions) {
+    super(401, 'invalid-token', 'Invalid API key', {
+      ...options,
+      detail: `The API key expired at ${expiredAt}; ask for a new one (key rotate, or Rotate Key on the settings page).`,
+      headers: { 'WWW-Authenticate': 'Bearer error="invalid_token", error_description="The API key expired"' },
+    });
+    this.name = 'ExpiredKeyProblem';
+  }
+}
+
+/** The key is valid but not for this call: it lacks the scope the endpoint needs (403, RFC 6750). */
+export class InsufficientScopeProblem extends HttpProblem {
+  constructor(scope: string, options?: ErrorOptions) {
+    super(403, 'insufficient-scope', 'API key lacks the scope for this call', {
+      ...options,
+      detail: `This call needs an API key with the "${scope}" scope; nothing was done.`,
+      headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },
+    });
+    this.name = 'InsufficientScopeProblem';
+  }
+}
+
 /** The caller may not act in that Organization; unknown and not-a-member look the same (403). */
 export class OrganizationForbiddenProblem extends HttpProblem {
   constructor(options?: ErrorOptions) {

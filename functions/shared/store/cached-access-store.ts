@@ -71,6 +71,13 @@ export class CachedAccessStore implements AccessStore {
     const organization = needOrg ? fetched.organization : cachedOrg === MISSING ? undefined : cachedOrg;
     return { ...(key && { key }), ...(organization && { organization }) };
   }
+
+  /** Recorded, and remembered with the cached key, so this instance writes it once an hour at most. */
+  async recordUse(keyHash: string, hour: string): Promise<void> {
+    const cached = this.keys.get(keyHash);
+    if (cached) this.keys.set(keyHash, { ...cached, lastUsedAt: hour }, { noUpdateTTL: true });
+    await this.inner.recordUse(keyHash, hour);
+  }
 }
 
 /** The access store every API-key function uses: DynamoDB, behind the cache unless AUTH_CACHE_SECONDS is 0. */

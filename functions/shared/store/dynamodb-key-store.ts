@@ -22,38 +22,47 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeleteCommandInput, PutCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { generateApiKey, hashApiKey, keyLastFour, maskApiKey } from '../domain/api-keys';
+import type { KeyPolicy } from '../domain/key-policy';
+import { KeyPolicyError, sendersOutside } from '../domain/key-policy';
 import { parseEmailAddress } from '../domain/email-address';
 import type { OrganizationLimits } from '../domain/org-limits';
 import { readLimits } from '../domain/org-limits';
 import type { Pause } from '../domain/reputation';
 import { conditionally, unlessConditionFails } from './conditions';
 import { readPause } from './organization-pause';
-import type { IssuedKey, KeySummary, User } from './records';
+import type { IssuedKey, KeySummary } from './records';
 import { RecordConflictError, RecordNotFoundError } from './records';
-import { LIMITS_ATTRIBUTE, ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, itemKey } from './table';
+import type { StoredUser } from './stored-user';
+import { toUser } from './stored-user';
+import { LAST_USED_ATTRIBUTE, LIMITS_ATTRIBUTE, ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, itemKey } from './table';
 
-export interface StoredUser extends User {
-  readonly keyHash?: string;
-  readonly keyLastFour?: string;
-  readonly keyCreatedAt?: string;
-  /** The key sealed for its owner (functions/me/key-reveal.ts); absent when it was made with reveal off or before it. */
-  readonly sealedKey?: string;
-  /** Organizations the user is a member of (kept beside the Organization's own member set). */
-  readonly organizations: readonly string[];
-}
+export type { StoredUser } from './stored-user';
 
 type Item = Record<string, unknown>;
 
 /** Seals a new key for its user before it is stored (the settings API, with reveal on); see functions/me/key-reveal.ts. */
 export type SealKey = (key: string, userId: string) => Promise<string>;
 
-/** The key fields a change sets on the user item: the hash, and beside it the key sealed for its owner (reveal on). */
+/** How a new key is made: sealed for its owner (the settings API, reveal on), limited, or in test mode. */
+export interface KeyOptions {
+  readonly seal?: SealKey | undefined;
+  readonly policy?: KeyPolicy | undefined;
+  readonly test?: boolean | undefined;
+}
+
+/** The key fields a change sets on the user item: the hash, what the key may do, and the key sealed for its owner (reveal on). */
 interface NewKeyFields {
   readonly keyHash: string;
   readonly keyLastFour: string;
   readonly keyCreatedAt: string;
   readonly sealedKey?: string | undefined;
+  readonly keyScopes?: readonly string[] | undefined;
+  readonly keySenders?: readonly string[] | undefined;
+  readonly keyExpiresAt?: string | undefined;
+  readonly keyTest?: boolean | undefined;
 }
+/** The optional fields of a key, each set when the new key has it and removed otherwise. */
+const OPTIONAL_KEY_FIELDS = ['sealedKey', 'keyScopes', 'keySenders', 'keyExpiresAt', 'keyTest'] as const;
 
 /** One key change, as the writes that make it (see the file's opening comment). */
 interface KeyChange {
@@ -103,7 +112,9 @@ export class DynamoDbKeyStore {
   }
 
   /** The user's Organizations with their names, limits and pauses, sorted by name. */
-  async organizationsOf(user: StoredUser): Promise<{ readonly id: string; readonly name: string; readonly limits: OrganizationLimits; readonly paused: Pause | undefined }[]> {
+  async organizationsOf(
+    user: StoredUser,
+  ): Promise<{ readonly id: string; readonly name: string; readonly limits: OrganizationLimits; readonly paused: Pause | undefined; readonly senders: ReadonlySet<string> }[]> {
     if (user.organizations.length === 0) return [];
     const { Responses } = await this.client.send(
       new BatchGetCommand({
@@ -120,28 +131,53 @@ export class DynamoDbKeyStore {
     );
     return (Responses?.[this.tableName] ?? [])
       .filter((item) => item.members instanceof Set && item.members.has(user.id))
-      .map((item) => ({ id: String(item.organizationId), name: String(item.name), limits: readLimits(item[LIMITS_ATTRIBUTE]), paused: readPause(item) }))
+      .map((item) => ({
+        id: String(item.organizationId),
+        name: String(item.name),
+        limits: readLimits(item[LIMITS_ATTRIBUTE]),
+        paused: readPause(item),
+        senders: item.senders instanceof Set ? (item.senders as Set<string>) : new Set<string>(),
+      }))
       .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
   }
 
   /** Creates the user's key; refuses when the user already has one (that is `rotate`). */
-  async generate(userId: string, seal?: SealKey): Promise<IssuedKey> {
+  async generate(userId: string, options: KeyOptions = {}): Promise<IssuedKey> {
     const user = await this.getUser(userId);
+    // A bad value is refused before the state is judged: the same answer whatever the user holds.
+    await this.checkSenders(user, options.policy);
     if (user.keyHash) throw new RecordConflictError(`user ${user.id} already has a key; use "key rotate" to replace it`);
-    return this.writeKey(user.id, undefined, seal);
+    return this.writeKey(user.id, undefined, options);
   }
 
   /** Replaces the user's key atomically: the old one stops working as the new one starts. */
-  async rotate(userId: string, seal?: SealKey): Promise<IssuedKey> {
+  async rotate(userId: string, options: KeyOptions = {}): Promise<IssuedKey> {
     const user = await this.getUser(userId);
+    await this.checkSenders(user, options.policy);
     if (!user.keyHash) throw new RecordNotFoundError(`user ${user.id} has no key; use "key generate" to create one`);
-    return this.writeKey(user.id, user.keyHash, seal);
+    return this.writeKey(user.id, user.keyHash, options);
   }
 
-  /** The masked key and its creation time, or undefined when the user has none. */
-  summary(user: StoredUser): KeySummary | undefined {
+  /** A key may be limited to senders its user's Organizations have, and no others. */
+  private async checkSenders(user: StoredUser, policy: KeyPolicy | undefined): Promise<void> {
+    if (!policy?.senders) return;
+    const outside = sendersOutside(policy.senders, (await this.organizationsOf(user)).map((organization) => organization.senders));
+    if (outside.length > 0) throw new KeyPolicyError(`${outside.join(', ')} ${outside.length === 1 ? 'is not a sender identity' : 'are not sender identities'} of the Organizations of user ${user.id}`);
+  }
+
+  /** The masked key, its creation time, what it may do and when it was last used; undefined when the user has none. */
+  async summary(user: StoredUser): Promise<KeySummary | undefined> {
     if (!user.keyHash || !user.keyLastFour || !user.keyCreatedAt) return undefined;
-    return { userId: user.id, masked: maskApiKey(user.keyLastFour), createdAt: user.keyCreatedAt };
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: itemKey.apiKey(user.keyHash), ProjectionExpression: LAST_USED_ATTRIBUTE }));
+    const lastUsedAt = Item?.[LAST_USED_ATTRIBUTE];
+    return {
+      userId: user.id,
+      masked: maskApiKey(user.keyLastFour, user.keyTest),
+      createdAt: user.keyCreatedAt,
+      policy: user.keyPolicy ?? {},
+      test: user.keyTest === true,
+      ...(typeof lastUsedAt === 'string' && { lastUsedAt }),
+    };
   }
 
   async revoke(userId: string): Promise<void> {
@@ -191,12 +227,24 @@ export class DynamoDbKeyStore {
     return removed;
   }
 
-  private async writeKey(userId: string, oldHash: string | undefined, seal: SealKey | undefined): Promise<IssuedKey> {
-    const key = generateApiKey();
+  private async writeKey(userId: string, oldHash: string | undefined, options: KeyOptions): Promise<IssuedKey> {
+    const { seal, policy = {}, test } = options;
+    const key = generateApiKey({ test: test === true });
     const createdAt = this.now().toISOString();
     // Sealed beside its hash, in the same conditional write; a key made without sealing leaves none of the old one's.
     const sealedKey = seal ? await seal(key, userId) : undefined;
-    await this.apply(this.keyChange(userId, oldHash, { keyHash: hashApiKey(key), keyLastFour: keyLastFour(key), keyCreatedAt: createdAt, sealedKey }));
+    await this.apply(
+      this.keyChange(userId, oldHash, {
+        keyHash: hashApiKey(key),
+        keyLastFour: keyLastFour(key),
+        keyCreatedAt: createdAt,
+        sealedKey,
+        keyScopes: policy.scopes,
+        keySenders: policy.senders,
+        keyExpiresAt: policy.expiresAt,
+        keyTest: test === true ? true : undefined,
+      }),
+    );
     return { userId, key, createdAt };
   }
 
@@ -207,10 +255,13 @@ export class DynamoDbKeyStore {
   private keyChange(userId: string, oldHash: string | undefined, next: NewKeyFields | undefined): KeyChange {
     const condition = oldHash ? 'attribute_exists(pk) AND keyHash = :expected' : 'attribute_exists(pk) AND attribute_not_exists(keyHash)';
     const values: Item = { ...(oldHash && { ':expected': oldHash }) };
-    let update = 'REMOVE keyHash, keyLastFour, keyCreatedAt, sealedKey';
+    let update = `REMOVE keyHash, keyLastFour, keyCreatedAt, ${OPTIONAL_KEY_FIELDS.join(', ')}`;
     if (next) {
-      update = `SET keyHash = :hash, keyLastFour = :lastFour, keyCreatedAt = :createdAt${next.sealedKey ? ', sealedKey = :sealed' : ' REMOVE sealedKey'}`;
-      Object.assign(values, { ':hash': next.keyHash, ':lastFour': next.keyLastFour, ':createdAt': next.keyCreatedAt, ...(next.sealedKey && { ':sealed': next.sealedKey }) });
+      // What the new key has is set, what it has not is removed: nothing of the old key's limits survives it.
+      const set = OPTIONAL_KEY_FIELDS.filter((field) => next[field] !== undefined);
+      const remove = OPTIONAL_KEY_FIELDS.filter((field) => next[field] === undefined);
+      update = `SET ${['keyHash', 'keyLastFour', 'keyCreatedAt', ...set].map((field) => `${field} = :${field}`).join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`;
+      for (const field of ['keyHash', 'keyLastFour', 'keyCreatedAt', ...set] as const) values[`:${field}`] = next[field];
     }
     return {
       userId,
@@ -248,18 +299,4 @@ export class DynamoDbKeyStore {
     }
     if (change.retire) await this.client.send(new DeleteCommand(change.retire));
   }
-}
-
-function toUser(id: string, item: Item): StoredUser {
-  return {
-    id,
-    email: String(item.email),
-    organizations: item.organizations instanceof Set ? [...(item.organizations as Set<string>)].sort() : [],
-    ...(typeof item.keyHash === 'string' && {
-      keyHash: item.keyHash,
-      keyLastFour: String(item.keyLastFour),
-      keyCreatedAt: String(item.keyCreatedAt),
-      ...(typeof item.sealedKey === 'string' && { sealedKey: item.sealedKey }),
-    }),
-  };
 }

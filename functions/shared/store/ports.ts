@@ -3,13 +3,17 @@
  * (`DynamoDbAccessStore`); a cache decorates it (`CachedAccessStore`).
  */
 import type { Release, Round, RoundAsk } from '../domain/fair-share';
+import type { KeyPolicy } from '../domain/key-policy';
 import type { OrganizationLimits } from '../domain/org-limits';
 import type { Pause } from '../domain/reputation';
 import type { Pace } from '../domain/send-pace';
 
-/** The user a key hash belongs to. */
+/** The user a key hash belongs to, what the key may do, and the hour it was last used. */
 export interface KeyRecord {
   readonly userId: string;
+  readonly policy: KeyPolicy;
+  /** The hour last recorded (ISO, minutes zero); absent: never. */
+  readonly lastUsedAt?: string | undefined;
 }
 
 /** What the request path needs to know of an Organization. */
@@ -47,6 +51,8 @@ export interface LookupOptions {
 export interface AccessStore {
   /** Fetches the key's record and the Organization's record together, in one round trip. */
   lookup(keyHash: string | undefined, organizationId: string | undefined, options?: LookupOptions): Promise<AccessLookup>;
+  /** Records that the key was used in this hour (ISO, minutes zero), unless a later or equal hour is recorded. */
+  recordUse(keyHash: string, hour: string): Promise<void>;
 }
 
 /** A response as first sent, kept so a retry with the same Idempotency-Key gets it again. */

@@ -1,4 +1,5 @@
 /** What the admin store and the key store read and write, and the errors they answer with. */
+import type { KeyPolicy } from '../domain/key-policy';
 
 /** The named record does not exist (or the relation to remove is not there). */
 export class RecordNotFoundError extends Error {
@@ -47,6 +48,11 @@ export interface KeySummary {
   readonly userId: string;
   readonly masked: string;
   readonly createdAt: string;
+  /** What the key may do; empty: everything. */
+  readonly policy: KeyPolicy;
+  readonly test: boolean;
+  /** The hour it last authenticated a call (ISO, minutes zero); absent: never. */
+  readonly lastUsedAt?: string;
 }
 
 /** A duplicate of a record that exists: `id` names the one already there (e.g. the user with that e-mail). */

@@ -4,8 +4,8 @@
  *
  * | item                | pk                   | sk      | attributes                                      |
  * |---------------------|----------------------|---------|-------------------------------------------------|
- * | API key             | KEY#<sha256 of key>  | KEY     | userId, createdAt                               |
- * | user                | USER#<userId>        | USER    | email, keyHash?, keyLastFour?, keyCreatedAt?, sealedKey? |
+ * | API key             | KEY#<sha256 of key>  | KEY     | userId, createdAt, lastUsedAt? (the hour)       |
+ * | user                | USER#<userId>        | USER    | email (or serviceName), keyHash?, keyLastFour?, keyCreatedAt?, sealedKey?, keyScopes?, keySenders?, keyExpiresAt?, keyTest? |
  * | user e-mail (unique)| EMAIL#<lower email>  | EMAIL   | userId                                          |
  * | Organization        | ORG#<orgId>          | ORG     | name, members (string set), senders (string set), limits? |
  * | send-rate budget    | BUDGET#ses-send-rate | BUDGET  | tat (epoch ms), orgs (fair share), v, expiresAt |
@@ -47,15 +47,24 @@ export const ACTIVITY_PARTITIONS = { organization: 'ACT#', recipient: 'ACTR#' } 
 const D = DELIVERY_PARTITIONS;
 
 /**
- * What an API-key function reads of a user item: the hash of the key it holds. Its IAM allows
- * these attributes of `USER#` items and no others (`dynamodb:Attributes`).
+ * What an API-key function reads of a user item: the hash of the key it holds and what that key
+ * may do (domain/key-policy.ts), in the one read that checks the holder. Its IAM allows these
+ * attributes of `USER#` items and no others (`dynamodb:Attributes`).
  */
-export const USER_KEY_ATTRIBUTES = ['pk', 'sk', 'keyHash'] as const;
+export const USER_KEY_ATTRIBUTES = ['pk', 'sk', 'keyHash', 'keyScopes', 'keySenders', 'keyExpiresAt'] as const;
 export const USER_KEY_PROJECTION = USER_KEY_ATTRIBUTES.join(', ');
 /** The user item's key fields: all a key change writes there (dynamodb-key-store.ts), and all the settings API may. */
-export const USER_KEY_FIELDS = ['keyHash', 'keyLastFour', 'keyCreatedAt', 'sealedKey'] as const;
-/** What the settings API reads of an Organization: its name, the members that say the user may see it, its pause and its limits. */
-export const ORGANIZATION_NAME_ATTRIBUTES = ['pk', 'sk', 'organizationId', 'name', 'members', 'pausedAt', 'pausedReason', 'limits'] as const;
+export const USER_KEY_FIELDS = ['keyHash', 'keyLastFour', 'keyCreatedAt', 'sealedKey', 'keyScopes', 'keySenders', 'keyExpiresAt', 'keyTest'] as const;
+/**
+ * The key item's record of its last use: the hour (ISO, minutes zero), written at most once an
+ * hour per key by the API-key functions, the only attribute of a key item they may write.
+ */
+export const LAST_USED_ATTRIBUTE = 'lastUsedAt';
+/**
+ * What the settings API reads of an Organization: its name, the members that say the user may see
+ * it, its pause, its limits, and its sender identities (a key may be limited to some of them).
+ */
+export const ORGANIZATION_NAME_ATTRIBUTES = ['pk', 'sk', 'organizationId', 'name', 'members', 'pausedAt', 'pausedReason', 'limits', 'senders'] as const;
 
 /** The Organization item's count of suppressed addresses (an upper bound: see dynamodb-suppression-store.ts). */
 export const SUPPRESSION_COUNT_ATTRIBUTE = 'suppressions';

@@ -1,0 +1,37 @@
+/** A user item as the key store reads it: the user, its Organizations and the one key it holds. */
+import type { KeyPolicy } from '../domain/key-policy';
+import { readKeyPolicy } from '../domain/key-policy';
+import type { User } from './records';
+
+export interface StoredUser extends User {
+  readonly keyHash?: string;
+  readonly keyLastFour?: string;
+  readonly keyCreatedAt?: string;
+  /** The key sealed for its owner (functions/me/key-reveal.ts); absent when it was made with reveal off or before it. */
+  readonly sealedKey?: string;
+  /** What the key may do (domain/key-policy.ts); empty: everything. */
+  readonly keyPolicy?: KeyPolicy;
+  /** A test-mode key (`tme_test_…`): its messages never reach Amazon SES. */
+  readonly keyTest?: boolean;
+  /** A service user (`user create --service`): no e-mail, no sign-in, member of one Organization. */
+  readonly service?: { readonly name: string };
+  /** Organizations the user is a member of (kept beside the Organization's own member set). */
+  readonly organizations: readonly string[];
+}
+
+export function toUser(id: string, item: Record<string, unknown>): StoredUser {
+  return {
+    id,
+    email: String(item.email),
+    organizations: item.organizations instanceof Set ? [...(item.organizations as Set<string>)].sort() : [],
+    ...(typeof item.keyHash === 'string' && {
+      keyHash: item.keyHash,
+      keyLastFour: String(item.keyLastFour),
+      keyCreatedAt: String(item.keyCreatedAt),
+      ...(typeof item.sealedKey === 'string' && { sealedKey: item.sealedKey }),
+      keyPolicy: readKeyPolicy(item),
+      ...(item.keyTest === true && { keyTest: true }),
+    }),
+    ...(typeof item.serviceName === 'string' && { service: { name: item.serviceName } }),
+  };
+}
