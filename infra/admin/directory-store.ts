@@ -106,7 +106,7 @@ export class AdminDirectory {
     else user = await this.keys.findUserByEmail(by.email);
     if (!user) throw new RecordNotFoundError(`no user with email ${'email' in by ? by.email : ''}`);
     const organizations = (await this.organizations()).filter((org) => org.members.includes(user.id)).map((org) => org.id);
-    return { id: user.id, email: user.email, organizations, key: this.keys.summary(user) };
+    return { id: user.id, email: user.email, organizations, key: await this.keys.summary(user) };
   }
 
   /** Removes the user: its key first (it stops working), then its memberships, its e-mail item and itself. */

@@ -151,8 +151,19 @@ describe('key generate / rotate / show / revoke', () => {
     expectFailure(await step('key', 'generate', '--user', user), EXIT_CODES.conflict, /already has a key; use "key rotate"/);
 
     const shown = await step('key', 'show', '--user', user, '--json');
-    expect(JSON.parse(shown.stdout)).toEqual({ userId: user, masked: `tme_…${key.slice(-4)}`, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
-    expect((await step('key', 'show', '--user', user)).stdout).toMatch(new RegExp(`^User ${user} has key tme_…${key.slice(-4)}, created \\S+\\n$`));
+    expect(JSON.parse(shown.stdout)).toEqual({
+      userId: user,
+      masked: `tme_…${key.slice(-4)}`,
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      scopes: null,
+      senders: null,
+      expiresAt: null,
+      lastUsedAt: null,
+      test: false,
+    });
+    expect((await step('key', 'show', '--user', user)).stdout).toMatch(
+      new RegExp(`^User ${user} has key tme_…${key.slice(-4)}, created \\S+; scopes all; senders all of the Organization's; never expires; last used never\\n$`),
+    );
 
     const rotated = await step('key', 'rotate', '--user', user);
     const newKey = /(tme_[0-9A-Za-z]{49})\n$/.exec(rotated.stdout)?.[1];
