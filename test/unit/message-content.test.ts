@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import libmime from 'libmime';
 import { extensionOf, isStrictBase64, UNSUPPORTED_EXTENSIONS } from '../../functions/send/message-content';
 import { validateSendRequest } from '../../functions/send/validation';
+import { CONTROL_CHARACTERS } from '../../functions/shared/domain/header-safety';
 import { ValidationProblem } from '../../functions/shared/http/problems';
 import type { OutgoingEmail } from '../../functions/shared/mail/ports';
 import { encodeHeaderValue, toSendEmailRequest } from '../../functions/shared/mail/ses-message';
@@ -204,6 +205,57 @@ describe('encodeHeaderValue', () => {
     expect(encoded).toMatch(/^[\x20-\x7e]+$/);
     expect(encoded).toContain('<x@example.com>');
     expect(libmime.decodeWords(encoded)).toBe(`Grüße ${'ä'.repeat(100)} <x@example.com>`);
+  });
+});
+
+describe('valid values in the four fields, by construction (property)', () => {
+  const alnum = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'.split(''));
+  const word = (max: number) => fc.string({ unit: alnum, minLength: 1, maxLength: max });
+  const address = fc.tuple(word(12), word(12)).map(([local, domain]) => `${local}@${domain}.example`);
+  /** Any text a header may hold: printable ASCII, or any grapheme but the controls the service refuses. */
+  const headerValue = fc
+    .oneof(fc.string({ unit: fc.constantFrom(...Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i))), minLength: 1, maxLength: 120 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 400 }))
+    .filter((text) => !CONTROL_CHARACTERS.test(text) && text.trim() !== '');
+  // Names of their own (X-…), unique whatever their case.
+  // Few (Simple content) or more than Simple content takes (Raw MIME), in about equal measure.
+  const headerEntries = (minLength: number, maxLength: number) => fc.uniqueArray(fc.tuple(word(20), headerValue), { minLength, maxLength, selector: ([name]) => name.toLowerCase() });
+  const headers = fc.oneof(headerEntries(0, 8), headerEntries(16, 30)).map((entries) => Object.fromEntries(entries.map(([name, value]) => [`X-${name}`, value])));
+  const tags = fc.uniqueArray(fc.tuple(word(20), word(40)), { maxLength: 9, selector: ([name]) => name.toLowerCase() }).map((entries) => Object.fromEntries(entries.map(([name, value]) => [`t${name}`, value])));
+  const attachment = fc.record({
+    FileName: fc.tuple(word(20), fc.constantFrom('pdf', 'png', 'txt', 'csv')).map(([name, extension]) => `${name}.${extension}`),
+    Content: fc.uint8Array({ minLength: 1, maxLength: 60 }).map((bytes) => Buffer.from(bytes).toString('base64')),
+  });
+  const fields = fc.record(
+    { ReplyTo: fc.array(address, { minLength: 1, maxLength: 10 }), Headers: headers, Tags: tags, Attachments: fc.array(attachment, { minLength: 1, maxLength: 10 }) },
+    { requiredKeys: [] },
+  );
+
+  it('is taken, and sent with printable ASCII header values in Simple or Raw content; each branch is exercised', async () => {
+    const seen = { nonAscii: 0, simple: 0, raw: 0, replyTo: 0, tags: 0, attachments: 0 };
+    await fc.assert(
+      fc.asyncProperty(fields, async (given) => {
+        // By construction every value is valid: a refusal here is a failure.
+        const message = validate(given);
+        const input = await toSendEmailRequest({ ...email, ...message, organizationId: ORG, from: message.from.ascii });
+        if (Object.values(given.Headers ?? {}).some((value) => /[^\x20-\x7e]/.test(value))) seen.nonAscii++;
+        if (given.ReplyTo) seen.replyTo++;
+        if (given.Tags && Object.keys(given.Tags).length > 0) seen.tags++;
+        if (given.Attachments) seen.attachments++;
+        if (input.Content?.Raw) {
+          seen.raw++;
+          const mime = Buffer.from(input.Content.Raw.Data!).toString('latin1');
+          const head = mime.slice(0, mime.indexOf('\r\n\r\n'));
+          // Header lines, folded or not, are printable ASCII only.
+          for (const line of head.split('\r\n')) expect(line).toMatch(/^[\x20-\x7e\t]*$/);
+        } else {
+          seen.simple++;
+          for (const header of input.Content?.Simple?.Headers ?? []) expect(header.Value).toMatch(/^[\x20-\x7e]+$/);
+        }
+      }),
+      { numRuns: 300 },
+    );
+    // The branches the assertions above are about each ran in a fair share of the 300.
+    for (const [branch, runs] of Object.entries(seen)) expect([branch, runs >= 30]).toEqual([branch, true]);
   });
 });
 
