@@ -21,6 +21,8 @@ export const VENDOR_FILE = 'dist/browser/oidc-client-ts.min.js';
 export const ASSET_FILES: Readonly<Record<string, { readonly file: string; readonly type: string }>> = {
   '': { file: 'index.html', type: 'text/html; charset=utf-8' },
   'app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  'page.js': { file: 'page.js', type: 'text/javascript; charset=utf-8' },
+  'session.js': { file: 'session.js', type: 'text/javascript; charset=utf-8' },
   'style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
   'oidc-client-ts.min.js': { file: 'vendor/oidc-client-ts.min.js', type: 'text/javascript; charset=utf-8' },
 };

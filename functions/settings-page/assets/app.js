@@ -1,79 +1,13 @@
-// The settings page: sign-in with OpenID Connect (authorization code + PKCE, through
-// oidc-client-ts), then the signed-in user's API key, Organizations, Activity and suppression
-// lists from /v1.2/me….
+// The settings page: the signed-in user's API key, Organizations, Activity and suppression lists
+// from /v1.2/me…, in one panel each behind a side menu. Signing in and out is session.js's; the
+// helpers every part shares (the API call, state, copy, actions) are page.js's.
 //
 // The plain API key exists only in the answers to generate, rotate and the owner's reveal
 // (GET /v1.2/me/api-key), in memory and in the one read-only field that shows it: never in
-// storage, a URL or a log. Tokens are kept in sessionStorage, which ends with the tab; only the
-// access token is ever sent (the ID token is not a bearer token, and the API refuses it).
-// Everything the API says is put on the page as text (textContent, value), never as HTML.
-
-const { UserManager, WebStorageStateStore } = window.oidc;
-
-const $ = (id) => document.getElementById(id);
-const show = (id, visible = true) => { $(id).hidden = !visible; };
-
-/**
- * What the page shows: the signed-in user's view from GET /v1.2/me; the plain key when one was
- * just issued or revealed (`plain`), whether it is on screen (`shown`), and whether it was just
- * issued while reveal is off (`once`: this is the only time it can be seen).
- */
-const state = { me: null, plain: null, shown: false, once: false, activityCursor: null };
-let manager;
-let config;
-
-class Stop extends Error {}
-
-function say(message, isError = false) {
-  const status = $('status');
-  status.textContent = message;
-  status.classList.toggle('error', isError);
-}
-
-function screen(which) {
-  for (const id of ['loading', 'signed-out', 'no-access', 'settings']) show(id, id === which);
-  show('profile', which === 'settings');
-}
-
-async function readJson(response) {
-  try {
-    return await response.json();
-  } catch {
-    return {};
-  }
-}
-
-/** Calls the settings API with the access token; a refused sign-in leads back to "Sign in". */
-async function api(method, path, query = {}) {
-  const user = await manager.getUser();
-  if (!user || user.expired) {
-    await manager.removeUser();
-    screen('signed-out');
-    throw new Stop();
-  }
-  const search = new URLSearchParams(Object.entries(query).filter(([, value]) => value));
-  const response = await fetch(search.size > 0 ? `${path}?${search}` : path, {
-    method,
-    headers: { authorization: `Bearer ${user.access_token}`, accept: 'application/json' },
-    cache: 'no-store',
-  });
-  if (response.status === 204) return null;
-  const body = await readJson(response);
-  if (response.ok) return body;
-  if (response.status === 401) {
-    await manager.removeUser();
-    screen('signed-out');
-    say('Your sign-in has ended. Sign in again.');
-    throw new Stop();
-  }
-  if (response.status === 403 && String(body.type).endsWith('/no-access')) {
-    $('no-access-email').textContent = user.profile?.email ?? 'you signed in with';
-    screen('no-access');
-    throw new Stop();
-  }
-  say(body.detail ?? body.title ?? `The request failed (HTTP ${response.status}).`, true);
-  throw new Stop();
-}
+// storage, a URL or a log. Everything the API says is put on the page as text (textContent,
+// value), never as HTML.
+import { $, Stop, act, api, cell, copy, copyButton, forgetKey, number, say, screen, session, show, state, when } from './page.js';
+import { signIn, signOut, wireProfileMenu } from './session.js';
 
 function renderKey() {
   const key = state.me.ApiKey;
@@ -101,29 +35,12 @@ async function plainKey() {
   return state.plain;
 }
 
-function copyButton(describedBy, text) {
-  const button = document.createElement('button');
-  button.type = 'button';
-  button.textContent = 'Copy';
-  button.setAttribute('aria-describedby', describedBy);
-  button.addEventListener('click', () => copy(text, null));
-  return button;
-}
-
-const number = (value) => new Intl.NumberFormat().format(value);
-
 function limitsText(limits) {
   const parts = [];
   if (limits.Rate !== null) parts.push(`${number(limits.Rate)} a second`);
   if (limits.Daily !== null) parts.push(`${number(limits.Daily)} a day`);
   if (limits.Weight !== 1) parts.push(`weight ${number(limits.Weight)}`);
   return parts.length > 0 ? parts.join(', ') : 'None set';
-}
-
-function cell(text) {
-  const td = document.createElement('td');
-  td.textContent = text;
-  return td;
 }
 
 const percent = (rate) => `${Number((rate * 100).toFixed(2))} %`;
@@ -172,14 +89,6 @@ function renderOrganizations() {
 }
 
 const organizationName = (id) => state.me.Organizations.find((organization) => organization.OrganizationId === id)?.Name ?? id;
-const when = (iso) => {
-  const time = document.createElement('time');
-  time.dateTime = iso;
-  time.textContent = new Date(iso).toLocaleString();
-  const td = document.createElement('td');
-  td.append(time);
-  return td;
-};
 
 function activityRow(message) {
   const row = document.createElement('tr');
@@ -281,32 +190,8 @@ function selectPanel(moveFocus) {
   });
 }
 
-async function copy(text, field) {
-  try {
-    await navigator.clipboard.writeText(text);
-    say('Copied to the clipboard.');
-  } catch {
-    // No clipboard access (an old browser, a denied permission): leave it selected to copy by hand.
-    field?.select();
-    say('Could not copy automatically: select the text and copy it by hand.', true);
-  }
-}
-
-/** Runs a key action with its button disabled; a Stop has already said what went wrong. */
-async function act(button, action) {
-  button.disabled = true;
-  say('');
-  try {
-    await action();
-  } catch (error) {
-    if (!(error instanceof Stop)) say(`Something went wrong: ${error.message}`, true);
-  } finally {
-    button.disabled = false;
-  }
-}
-
 function issued(view, what) {
-  const reveal = config.keyReveal !== false;
+  const reveal = session.config.keyReveal !== false;
   state.plain = view.Key;
   state.shown = true;
   state.once = !reveal;
@@ -315,12 +200,6 @@ function issued(view, what) {
   $('new-key').focus();
   $('new-key').select();
   say(reveal ? `${what} You can show and copy it here again later.` : `${what} It is shown once: copy it now.`);
-}
-
-function forgetKey() {
-  state.plain = null;
-  state.shown = false;
-  state.once = false;
 }
 
 function wireKeyActions() {
@@ -369,105 +248,14 @@ function wireLists() {
   $('activity-more').addEventListener('click', (event) => act(event.currentTarget, () => loadActivity(true)));
 }
 
-function wireProfileMenu() {
-  const button = $('profile-button');
-  const menu = $('profile-menu');
-  const items = () => [...menu.querySelectorAll('[role="menuitem"]')];
-  const open = (focusIndex) => {
-    menu.hidden = false;
-    button.setAttribute('aria-expanded', 'true');
-    const all = items();
-    all[(focusIndex + all.length) % all.length].focus();
-  };
-  const close = (refocus) => {
-    menu.hidden = true;
-    button.setAttribute('aria-expanded', 'false');
-    if (refocus) button.focus();
-  };
-  button.addEventListener('click', () => (menu.hidden ? open(0) : close(false)));
-  button.addEventListener('keydown', (event) => {
-    if (event.key === 'ArrowDown') { event.preventDefault(); open(0); }
-    if (event.key === 'ArrowUp') { event.preventDefault(); open(-1); }
-  });
-  menu.addEventListener('keydown', (event) => {
-    const all = items();
-    const at = all.indexOf(document.activeElement);
-    const moves = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: all.length - 1 };
-    if (event.key in moves) {
-      event.preventDefault();
-      all[(moves[event.key] + all.length) % all.length].focus();
-    } else if (event.key === 'Escape') {
-      event.preventDefault();
-      close(true);
-    } else if (event.key === 'Tab') {
-      close(false);
-    }
-  });
-  document.addEventListener('click', (event) => {
-    if (!menu.hidden && !event.target.closest('#profile')) close(false);
-  });
-  $('menu-settings').addEventListener('click', () => {
-    close(false);
-    if (location.hash !== '#api-key') location.hash = '#api-key';
-    else selectPanel(true);
-  });
-  $('menu-sign-out').addEventListener('click', () => { close(false); signOut(); });
-}
-
-async function signOut() {
-  // The user (and its ID token) is removed first, so no id_token_hint goes into the sign-out URL.
-  await manager.removeUser();
-  state.me = null;
-  forgetKey();
-  if (config.logoutUrl) {
-    // Cognito's managed login ends its session at its own /logout, not at an end_session_endpoint.
-    location.assign(config.logoutUrl);
-    return;
-  }
-  // No id_token_hint: the ID token stays out of URLs (history, the provider's logs); the client id
-  // names the page instead, and the provider asks to confirm the sign-out.
-  await manager.signoutRedirect();
-}
-
 async function main() {
   wireKeyActions();
   wireLists();
-  wireProfileMenu();
-  $('sign-in').addEventListener('click', () => manager.signinRedirect());
+  wireProfileMenu({ showSettings: () => selectPanel(true) });
+  $('sign-in').addEventListener('click', () => session.manager.signinRedirect());
   $('no-access-sign-out').addEventListener('click', () => signOut());
   window.addEventListener('hashchange', () => { if (state.me) selectPanel(true); });
-
-  config = await (await fetch('/settings/config.json', { cache: 'no-store' })).json();
-  const here = `${location.origin}/settings`;
-  const session = new WebStorageStateStore({ store: window.sessionStorage });
-  manager = new UserManager({
-    authority: config.issuer,
-    client_id: config.clientId,
-    redirect_uri: here,
-    post_logout_redirect_uri: here,
-    response_type: 'code',
-    scope: config.scope,
-    loadUserInfo: false,
-    userStore: session,
-    stateStore: session,
-    automaticSilentRenew: false,
-    monitorSession: false,
-  });
-
-  const query = new URLSearchParams(location.search);
-  if (query.has('code') || query.has('error') || query.has('state')) {
-    try {
-      if (query.has('code') || query.has('error')) await manager.signinRedirectCallback();
-      else await manager.signoutRedirectCallback();
-    } catch (error) {
-      say(`Sign-in did not complete: ${error.message}`, true);
-    }
-    // The code and state have done their job; they do not belong in the address bar or history.
-    history.replaceState(null, '', `/settings${location.hash}`);
-  }
-
-  const user = await manager.getUser();
-  if (!user || user.expired) {
+  if (!(await signIn())) {
     screen('signed-out');
     return;
   }
