@@ -101,7 +101,8 @@ export function acknowledgeNagFindings({ api, apiKeyRoutes, sendRole, fireRole, 
       id: 'AwsSolutions-APIG4',
       reason:
         'The settings page\'s static files (HTML, CSS, JS, and config.json naming the public OpenID issuer and client id) ' +
-        'must load before anyone has signed in; they hold no secret and the function behind them has no AWS access. ' +
+        'must load before anyone has signed in, and the problem type pages (/problems) explain errors to any client; ' +
+        'they hold no secret and the function behind them has no AWS access. ' +
         'Everything the page does goes through /v1.2/me, which has the JWT authorizer.',
     });
   }

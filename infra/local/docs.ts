@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { DEFAULTS } from '../../functions/shared/runtime/config';
 import { pageMethodAllowed } from './gateway/problems';
-import { htmlDocument } from './html';
+import { htmlDocument } from '../../functions/shared/http/html';
 
 export const OPENAPI_FILE = new URL('../../openapi.json', import.meta.url);
 export const REDOC_FILE = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');

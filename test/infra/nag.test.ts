@@ -48,6 +48,8 @@ const sameGroup = (finding: string) => finding.replace(/:schedule\/[A-Za-z0-9_.-
 
 const COMMON_ACKNOWLEDGEMENTS = [
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/DefaultRoute',
+  'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/GET--problems',
+  'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/GET--problems--{proxy+}',
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/GET--settings',
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/GET--settings--{proxy+}',
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/POST--v1.2--email--cancel',

@@ -172,7 +172,7 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
         SEND_CONCURRENCY: String(DEFAULTS.sendConcurrency),
         AUTH_CACHE_SECONDS: '30',
         SEND_DEADLINE_MS: '25000',
-        PROBLEM_TYPE_BASE: 'https://email-send-api.example/problems/',
+        PROBLEM_TYPE_BASE: '/problems/',
         SES_TENANTS: 'true',
         POWERTOOLS_SERVICE_NAME: 'email-send-api',
         POWERTOOLS_TRACE_ENABLED: 'true',

@@ -6,7 +6,6 @@
  * matches the document is checked in the harness (`invoke`); the last block shows that check
  * catches drift.
  */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import fc from 'fast-check';
@@ -18,6 +17,7 @@ import { FAILURE_CODES } from '../../functions/shared/mail/ports';
 import type { Harness, Tenant } from '../support/harness';
 import { authorised, useHarness } from '../support/harness';
 import { compileSchema, openApiDocument as doc, openApiProblems, resolveRef } from '../support/openapi';
+import { problemTypesInCode, settingsProblemTypesInCode } from '../support/problem-types';
 
 type Json = Record<string, any>;
 
@@ -25,7 +25,6 @@ const SEND = '/v1.2/email/send';
 /** CONTRACT sections 1-6. */
 const CONTRACT_STATUSES = [200, 207, 400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 500, 502, 503];
 const OTHER_METHODS = ['get', 'put', 'patch', 'delete', 'head', 'options', 'trace'];
-const source = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 
 const sendOperation: Json = doc.paths[SEND].post;
 const requestMedia: Json = sendOperation.requestBody.content['application/json'];
@@ -52,30 +51,6 @@ function allResponses(): { where: string; status: number; response: Json }[] {
   // The answers no operation refers to: unknown paths, and other methods on the local pages.
   found.push({ where: 'components.responses.NotFound', status: 404, response: resolveRef(doc.components.responses.NotFound) });
   found.push({ where: 'x-local-page-method-not-allowed', status: 405, response: resolveRef(doc['x-local-page-method-not-allowed']) });
-  return found;
-}
-
-/** `status` and `slug` of every problem the handler and the local gateway can produce. */
-function problemTypesInCode(): { status: number; slug: string; from: string }[] {
-  const errors = source('functions/shared/http/problems.ts');
-  const fromErrors = [...errors.matchAll(/super\(\s*(\d{3}),\s*'([a-z-]+)'/g)].map(([, status, slug]) => ({ status: Number(status), slug: slug!, from: 'errors.ts' }));
-  // One super(status, slug, …) call per HttpProblem subclass, or this scan has missed one.
-  expect(fromErrors).toHaveLength([...errors.matchAll(/extends HttpProblem\b/g)].length);
-  const generic = source('functions/shared/http/middleware/problem-responses.ts');
-  const fromMiddleware = [...generic.matchAll(/typeBase\}([a-z-]+)`/g)].map(([, slug]) => ({ status: 500, slug: slug!, from: 'problem-responses.ts' }));
-  expect(fromMiddleware.map((p) => p.slug)).toEqual(['internal']);
-  const gateway = source('infra/local/gateway/problems.ts');
-  const fromGateway = [...gateway.matchAll(/new HttpProblem\(\s*(\d{3}),\s*'([a-z-]+)'/g)].map(([, status, slug]) => ({ status: Number(status), slug: slug!, from: 'local gateway' }));
-  // Every problem the gateway makes is one of these, or one of the handler's own classes.
-  expect(fromGateway.length).toBe([...gateway.matchAll(/new HttpProblem\(/g)].length);
-  return [...fromErrors, ...fromMiddleware, ...fromGateway];
-}
-
-/** The settings API's own problems (functions/me/problems.ts), with the same one-call-per-class check. */
-function settingsProblemTypesInCode(): { status: number; slug: string; from: string }[] {
-  const errors = source('functions/me/problems.ts');
-  const found = [...errors.matchAll(/super\(\s*(\d{3}),\s*'([a-z-]+)'/g)].map(([, status, slug]) => ({ status: Number(status), slug: slug!, from: 'me/problems.ts' }));
-  expect(found).toHaveLength([...errors.matchAll(/extends HttpProblem\b/g)].length);
   return found;
 }
 

@@ -146,7 +146,7 @@ function checkProblem(response: Response, status: number, parsed: unknown): Reco
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toBe('application/problem+json');
   const body = parsed as Record<string, any>;
-  expect(body).toMatchObject({ status, title: expect.any(String), type: expect.stringMatching(/^https:\/\/.+\/problems\/[a-z-]+$/) });
+  expect(body).toMatchObject({ status, title: expect.any(String), type: expect.stringMatching(/^https?:\/\/.+\/problems\/[a-z-]+$/) });
   expect(JSON.stringify(body)).not.toMatch(/at .+\.(ts|js):\d+/);
   return body;
 }

@@ -129,6 +129,17 @@ describe('POST /v1.2/email/send over HTTP', () => {
     await expectProblem(await send(stack, tenant.apiKey, '{"OrganizationId":'), 400);
   });
 
+  it('gives each problem a type URI on its own origin whose page explains it, for the handler\'s problems and the gateway\'s', async () => {
+    const fromHandler = await expectProblem(await send(stack, tenant.apiKey, '{"OrganizationId":'), 400);
+    const fromGateway = await expectProblem(await fetch(`${stack.apiUrl}/docs`, { method: 'DELETE' }), 405);
+    for (const problem of [fromHandler, fromGateway]) {
+      expect(problem.type).toMatch(new RegExp(`^${stack.apiUrl}/problems/[a-z-]+$`));
+      const page = await fetch(problem.type);
+      expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
+      expect(await page.text()).toContain(`<h1>${problem.title}</h1>`);
+    }
+  });
+
   it('401 without credentials, with WWW-Authenticate naming the Bearer realm', async () => {
     const answer = await sendTyped(clientOf(stack), messageBody(tenant.organizationId));
     expectClientProblem(answer, 401);

@@ -89,7 +89,8 @@ function exchange(bytes: string | Buffer, url = base): Promise<RawResponse> {
 }
 
 /** A problem document as every error of the service is: RFC 9457, with X-Request-Id and no-store. */
-function expectRawProblem(response: RawResponse, status: number, slug: string, typeBase: string = SERVICE_DEFAULTS.problemTypeBase): Record<string, unknown> {
+/** `typeBase`: the default (a path) is answered as a URL on the gateway's own origin, where the pages are. */
+function expectRawProblem(response: RawResponse, status: number, slug: string, typeBase = `${base}${SERVICE_DEFAULTS.problemTypeBase}`): Record<string, unknown> {
   expect(response.status).toBe(status);
   expect(response.headers).toMatchObject({ 'content-type': 'application/problem+json', 'cache-control': 'no-store', connection: 'close' });
   const problem = JSON.parse(response.body) as Record<string, unknown>;
@@ -311,7 +312,7 @@ describe('createApiServer: requests the HTTP parser refuses', () => {
     expect(calls).toHaveLength(1);
     const second = response.text.slice(response.text.indexOf('first') + 'first'.length);
     expect(second).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
-    expect(second).toContain('"type":"https://email-send-api.example/problems/method-not-allowed"');
+    expect(second).toContain(`"type":"${base}/problems/method-not-allowed"`);
   });
 });
 

@@ -86,7 +86,7 @@ describe('serveDocs', () => {
   ])('answers %s %s with 405, Allow: GET, HEAD and the method-not-allowed problem', async (method, path) => {
     const { response, body } = await get(path, method);
     expect([response.status, response.headers.get('allow'), response.headers.get('content-type')]).toEqual([405, 'GET, HEAD', 'application/problem+json']);
-    expect(JSON.parse(body)).toMatchObject({ status: 405, type: 'https://email-send-api.example/problems/method-not-allowed', detail: `${method} is not allowed here; use GET, HEAD.` });
+    expect(JSON.parse(body)).toMatchObject({ status: 405, type: `${base}/problems/method-not-allowed`, detail: `${method} is not allowed here; use GET, HEAD.` });
   });
 
   it('leaves every other path to the next handler', async () => {

@@ -26,12 +26,15 @@ export const API_ROUTES = {
   // The settings page (functions/settings-page), public static files.
   settingsPage: { path: '/settings', methods: ['GET'] },
   settingsAssets: { path: '/settings/{proxy+}', methods: ['GET'] },
+  // The pages a problem document's `type` points at, served by the same function: public, static.
+  problems: { path: '/problems', methods: ['GET'] },
+  problemPage: { path: '/problems/{proxy+}', methods: ['GET'] },
 } as const satisfies Record<string, ApiRoute>;
 
 /** The routes the settings API serves, each behind the JWT authorizer. */
 export const ME_ROUTES: readonly ApiRoute[] = [API_ROUTES.me, API_ROUTES.meApiKey, API_ROUTES.meApiKeyRotate, API_ROUTES.meMessages, API_ROUTES.meSuppressions];
-/** The routes of the settings page's files: public. */
-export const SETTINGS_PAGE_ROUTES: readonly ApiRoute[] = [API_ROUTES.settingsPage, API_ROUTES.settingsAssets];
+/** The routes of the settings page's files and the problem type pages: public. */
+export const SETTINGS_PAGE_ROUTES: readonly ApiRoute[] = [API_ROUTES.settingsPage, API_ROUTES.settingsAssets, API_ROUTES.problems, API_ROUTES.problemPage];
 
 export const ALL_ROUTES: readonly ApiRoute[] = Object.values(API_ROUTES);
 

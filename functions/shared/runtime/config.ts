@@ -81,7 +81,8 @@ export const DEFAULTS = {
   sendConcurrency: 32,
   authCacheSeconds: 30,
   sendDeadlineMs: 25_000,
-  problemTypeBase: 'https://email-send-api.example/problems/',
+  // A path: read against the origin each request was addressed to, where the API serves the pages.
+  problemTypeBase: '/problems/',
   statusRetentionDays: 30,
   // Amazon SES's own review thresholds, and enough sends for a rate to mean something.
   reputationBounceRate: 0.05,
@@ -99,7 +100,9 @@ export function readStoreConfig(read: SettingsReader, env: Env): StoreConfig {
   const tableName = read.text('TABLE_NAME');
   if (tableName === undefined) read.problem('TABLE_NAME is required (the DynamoDB table name)');
   const problemTypeBase = read.text('PROBLEM_TYPE_BASE');
-  if (problemTypeBase !== undefined && !URL.canParse(problemTypeBase)) read.problem(`PROBLEM_TYPE_BASE must be a URL, got "${problemTypeBase}"`);
+  if (problemTypeBase !== undefined && !URL.canParse(problemTypeBase) && !/^\/(?!\/)/.test(problemTypeBase)) {
+    read.problem(`PROBLEM_TYPE_BASE must be a URL or a path starting with /, got "${problemTypeBase}"`);
+  }
   return {
     tableName: tableName ?? '',
     region: regionFrom(env),

@@ -57,6 +57,8 @@ export function toHttpApiEvent(req: IncomingMessage, body: Buffer, matched: Matc
     }
     headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
   }
+  // API Gateway sets the scheme it was called with, whatever the client sent; here it is http.
+  headers['x-forwarded-proto'] = 'http';
 
   let queryStringParameters: Record<string, string> | undefined;
   for (const pair of rawQueryString ? rawQueryString.split('&') : []) {

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { STATUS_CODES, ServerResponse, maxHeaderSize } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { HttpProblem, MethodNotAllowedProblem } from '../../../functions/shared/http/problems';
 import { problemResponse } from '../../../functions/shared/http/middleware/problem-responses';
@@ -26,7 +27,10 @@ export const gatewayProblems = {
 };
 
 export function sendProblem(to: ServerResponse | Duplex, problem: HttpProblem, typeBase: string): void {
-  const response = problemResponse(problem, typeBase, randomUUID());
+  // The gateway listens on loopback only: its own origin is 127.0.0.1 and the port it answers on.
+  const socket = to instanceof ServerResponse ? to.socket : to;
+  const port = socket && 'localPort' in socket ? (socket as Socket).localPort : undefined;
+  const response = problemResponse(problem, typeBase, randomUUID(), port === undefined ? undefined : `http://127.0.0.1:${port}`);
   if (to instanceof ServerResponse) {
     writeResult(to, response);
     return;

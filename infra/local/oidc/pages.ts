@@ -4,7 +4,7 @@
  * fetched from elsewhere (oidc-provider's defaults load web fonts, which fail offline).
  */
 
-import { escapeHtml, htmlDocument } from '../html';
+import { escapeHtml, htmlDocument } from '../../../functions/shared/http/html';
 
 /**
  * Served with every page: nothing but the page's own inline style, and no framing. A form may

@@ -10,7 +10,25 @@ import { HttpProblem } from '../problems';
 
 export interface ProblemResponsesOptions {
   readonly logger: Logger;
+  /** `PROBLEM_TYPE_BASE`: a URL, or a path (`/problems/`) read against the request's own origin. */
   readonly typeBase: string;
+}
+
+/**
+ * Where the request was addressed, as API Gateway saw it: its domain name (the custom domain when
+ * one is used) and the scheme it says in `X-Forwarded-Proto`. Undefined when the event has none.
+ */
+export function requestOrigin(event: APIGatewayProxyEventV2 | undefined): string | undefined {
+  const host = event?.requestContext?.domainName;
+  if (!host) return undefined;
+  return `${event.headers?.['x-forwarded-proto'] === 'http' ? 'http' : 'https'}://${host}`;
+}
+
+/** A problem type URI: the base and slug, made absolute against `origin` when the base is a path. */
+export function problemTypeUri(typeBase: string, slug: string, origin: string | undefined): string {
+  const reference = `${typeBase}${slug}`;
+  if (URL.canParse(reference) || origin === undefined || !URL.canParse(reference, origin)) return reference;
+  return new URL(reference, origin).href;
 }
 
 export function requestIdOf(request: middy.Request<APIGatewayProxyEventV2>): string {
@@ -29,7 +47,7 @@ export function problemResponses(options: ProblemResponsesOptions): middy.Middle
     } else if (problem.status >= 500) {
       logger.warn('service unavailable', { requestId, problem: problem.slug, cause: problem.cause as Error });
     }
-    request.response = problemResponse(problem, typeBase, requestId);
+    request.response = problemResponse(problem, typeBase, requestId, requestOrigin(request.event));
   };
 
   return { onError: problemResponsesOnError };
@@ -39,11 +57,11 @@ export function problemResponses(options: ProblemResponsesOptions): middy.Middle
  * The RFC 9457 response for a problem (undefined: the generic 500). Also used by the local
  * gateway for its own answers (413, 503 while starting, …), so they have exactly this form.
  */
-export function problemResponse(problem: HttpProblem | undefined, typeBase: string, requestId: string) {
+export function problemResponse(problem: HttpProblem | undefined, typeBase: string, requestId: string, origin?: string) {
   const status = problem?.status ?? 500;
   const body = problem
     ? {
-        type: `${typeBase}${problem.slug}`,
+        type: problemTypeUri(typeBase, problem.slug, origin),
         title: problem.title,
         status,
         ...(problem.detail !== undefined && { detail: problem.detail }),
@@ -51,7 +69,7 @@ export function problemResponse(problem: HttpProblem | undefined, typeBase: stri
         requestId,
       }
     : {
-        type: `${typeBase}internal`,
+        type: problemTypeUri(typeBase, 'internal', origin),
         title: 'Internal error',
         status,
         detail: 'The service failed unexpectedly. Nothing about the fault is shown here; quote the request id when reporting it.',

@@ -1,4 +1,4 @@
-/** The local stack's own small HTML pages (the /docs shell, the local OpenID provider's forms). */
+/** Small HTML pages: the problem type pages, the local /docs shell, the local OpenID provider's forms. */
 
 export const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
