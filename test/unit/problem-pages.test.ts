@@ -60,6 +60,7 @@ describe('problem type pages', () => {
 
   it('documents both routes in openapi.json', () => {
     expect(Object.keys(openApiDocument.paths)).toEqual(expect.arrayContaining(['/problems', '/problems/{type}']));
+    expect([...openApiDocument.paths['/problems/{type}'].get.parameters[0].schema.enum].sort()).toEqual(Object.keys(PROBLEM_PAGES).sort());
   });
 });
 
