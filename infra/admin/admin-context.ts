@@ -2,7 +2,8 @@
  * The admin CLI's one admin context: where a command works (the target, resolved once from the
  * options and the environment) and the clients it may need there, each built the first time it
  * is asked for and then reused: the table (`store`), Amazon SES (`ses`, shared by the tenant and
- * identity calls), the SES tenants (`tenants`, none when they are off), the webhook sealer
+ * identity calls), the SES tenants (`tenants`, none when they are off), the sender identities
+ * in SES (`identities`), the webhook sealer
  * (`sealer`) and the settings page's user pool (`userPool`). The CLI frame (cli.ts) makes one per
  * command, hands it to the command's action and closes it after.
  */
@@ -15,12 +16,14 @@ import { InvalidArgumentError } from '../../functions/shared/store/records';
 import type { SecretSealer } from '../../functions/shared/webhooks/sealing';
 import { KmsSealer } from '../../functions/shared/webhooks/sealing';
 import { localSealer } from '../local/sealing-key';
-import { placeholderCredentials } from '../local/settings';
+import { DEFAULTS } from '../../functions/shared/runtime/config';
+import { endpointFrom, placeholderCredentials } from '../local/settings';
 import { DynamoDbAdminStore } from './admin-store';
+import { SesIdentities } from './ses-identities';
 import type { SesTenants } from './ses-tenants';
 import { SesTenants as Tenants, sesClientFor, tenantSettingsFor } from './ses-tenants';
 import type { Target, TargetOptions } from './target';
-import { resolveTarget } from './target';
+import { isEmulated, resolveTarget } from './target';
 import { UserPool, userPoolRegion } from './user-pool';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -72,6 +75,16 @@ export class AdminContext implements Target {
   readonly tenants = once((): SesTenants | undefined => {
     const settings = tenantSettingsFor(this.target, this.env, this.warn);
     return settings && new Tenants(this.ses(), settings);
+  });
+
+  /**
+   * The Organizations' sender identities in Amazon SES: managed there for a deployed table, and
+   * for an emulated one (a loopback DYNAMODB_ENDPOINT) only when SES_ENDPOINT names its SES too;
+   * the local stack's count as verified at once.
+   */
+  readonly identities = once((): SesIdentities => {
+    const managed = !this.local && (!isEmulated(this.target) || endpointFrom(this.env, 'SES_ENDPOINT') !== undefined);
+    return new SesIdentities(managed ? this.ses() : undefined, this.region ?? DEFAULTS.region);
   });
 
   private readonly kms = once(() => {

@@ -8,7 +8,7 @@
  * always commander's text) and end with a distinct exit code, see `EXIT_CODES` (command-frame.ts,
  * with the types the command files share; they import that, never this file).
  */
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { resolveAdminContext } from './admin-context';
 import type { AdminContext } from './admin-context';
 import {
@@ -17,7 +17,6 @@ import {
   RecordConflictError,
   RecordNotFoundError,
 } from './admin-store';
-import type { SenderIdentity } from './admin-store';
 import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
 import { EXIT_CODES } from './command-frame';
 import type { Action, Leaf } from './command-frame';
@@ -28,6 +27,8 @@ import { TENANT_HELP, addOrgCommands } from './org-commands';
 import { TenantError } from './ses-tenants';
 import type { Target, TargetOptions } from './target';
 import { addFindCommands } from './find-commands';
+import { addSenderCommands } from './sender-commands';
+import { IdentityError } from './ses-identities';
 import { addUserCommands } from './user-commands';
 import { UserPoolError } from './user-pool';
 import { LOOPBACK, LocalSettingError } from '../local/settings';
@@ -71,6 +72,7 @@ function toAdminError(error: unknown, target: Target): AdminError {
   if (error instanceof RecordConflictError) return new AdminError(EXIT_CODES.conflict, 'conflict', message);
   if (error instanceof UserPoolError) return new AdminError(EXIT_CODES.unavailable, 'user_pool_unavailable', message, { cause: error });
   if (error instanceof TenantError) return new AdminError(EXIT_CODES.unavailable, 'ses_tenant_unavailable', message, { cause: error });
+  if (error instanceof IdentityError) return new AdminError(EXIT_CODES.unavailable, 'ses_identity_unavailable', message, { cause: error });
 
   const { name = '' } = (error ?? {}) as { name?: string };
   const where = target.local
@@ -94,12 +96,6 @@ function toAdminError(error: unknown, target: Target): AdminError {
   if (/region is missing/i.test(message)) return unavailable('no AWS region: pass --region or set AWS_REGION');
   if (name && '$metadata' in (error as object)) return unavailable(`DynamoDB refused the request (${name}): ${message}`);
   return new AdminError(EXIT_CODES.invalid, 'error', `unexpected error: ${message}`, { cause: error });
-}
-
-function identityOf(options: { domain?: string; address?: string }): SenderIdentity {
-  if (options.domain !== undefined) return { domain: options.domain };
-  if (options.address !== undefined) return { address: options.address };
-  throw new AdminError(EXIT_CODES.invalid, 'invalid_argument', 'one of --domain D or --address A is required');
 }
 
 export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {}): Promise<number> {
@@ -192,30 +188,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
       .requiredOption('--user <uuid>', 'user id');
   }
 
-  const sender = program.command('sender').description("sender identities: the domains and addresses an Organization may send from");
-  const senderChange = (add: boolean): Action => async (store, o, admin) => {
-    const identity = identityOf(o);
-    const organizationId = o.org!.toLowerCase();
-    // With SES tenants, the identity joins (or leaves) the Organization's tenant too.
-    const tenants = admin.tenants();
-    const stored = add ? await store.addSender(organizationId, identity) : await store.removeSender(organizationId, identity);
-    try {
-      await (add ? tenants?.associateIdentity(organizationId, stored) : tenants?.dissociateIdentity(organizationId, stored));
-    } catch (error) {
-      const finish = add ? 'finish it with "org tenants sync"' : 'remove the association in Amazon SES (DeleteTenantResourceAssociation)';
-      throw new TenantError(`${stored} was ${add ? 'added to' : 'removed from'} Organization ${organizationId}, but ${(error as Error).message}; ${finish}`, { cause: error });
-    }
-    return {
-      human: `Organization ${organizationId} may ${add ? 'now' : 'no longer'} send from ${'domain' in identity ? 'the domain ' : ''}${stored}`,
-      json: { organizationId, sender: stored, type: 'domain' in identity ? 'domain' : 'address', allowed: add },
-    };
-  };
-  for (const [name, add] of [['add', true], ['remove', false]] as const) {
-    leaf(sender, name, `${add ? 'allow' : 'stop allowing'} a sender domain or exact address`, senderChange(add))
-      .requiredOption('--org <uuid>', 'Organization id')
-      .addOption(new Option('--domain <domain>', 'a domain, e.g. example.com (any address at it)').conflicts('address'))
-      .addOption(new Option('--address <email>', 'one exact address, e.g. billing@example.com').conflicts('domain'));
-  }
+  addSenderCommands(program, leaf);
 
   addKeyCommands(program, leaf);
   addLifecycleCommands(program, leaf);

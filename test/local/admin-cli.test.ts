@@ -106,17 +106,24 @@ describe('member add / remove', () => {
 describe('sender add / remove', () => {
   it('stores a domain lower-cased and an exact address, and prints them', async () => {
     const org = await newOrg();
+    // Locally an identity counts as verified at once; the DKIM records are what AWS would need (sender-identities.test.ts covers SES).
+    const verified = { created: false, verified: true, verificationStatus: 'SUCCESS' };
+    const dkim = [1, 2, 3].map((n) => ({ name: `<token${n}>._domainkey.example.com`, type: 'CNAME', value: `<token${n}>.dkim.amazonses.com` }));
     expect(await adminJson(env, 'sender', 'add', '--org', org, '--domain', 'Example.COM')).toEqual({
       organizationId: org,
       sender: 'example.com',
       type: 'domain',
       allowed: true,
+      identity: { ...verified, dkimStatus: 'SUCCESS' },
+      records: dkim,
     });
     expect(await adminJson(env, 'sender', 'add', '--org', org, '--address', 'Billing@Acme.test')).toEqual({
       organizationId: org,
       sender: 'billing@acme.test',
       type: 'address',
       allowed: true,
+      identity: { ...verified, dkimStatus: null },
+      records: [],
     });
     expect(await adminJson(env, 'sender', 'remove', '--org', org, '--domain', 'example.com')).toMatchObject({ sender: 'example.com', allowed: false });
     expect((await run('sender', 'remove', '--org', org, '--address', 'billing@acme.test')).stdout).toBe(

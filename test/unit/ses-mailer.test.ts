@@ -78,6 +78,19 @@ describe('SesMailer', () => {
     expect((failure as SendFailure).message).not.toContain('SDK-DETAIL');
   });
 
+  it.each([
+    ['the From address', 'SenderNotVerified', 'Email address is not verified. The following identities failed the check in region US-EAST-1: Acme <noreply@example.com>, noreply@example.com'],
+    ['the From domain', 'SenderNotVerified', 'Email address is not verified. The following identities failed the check in region EU-WEST-1: Example.com'],
+    ['only a recipient (the SES sandbox)', 'MessageRejected', 'Email address is not verified. The following identities failed the check in region US-EAST-1: a@example.org'],
+    ['a list cut short without the sender', 'MessageRejected', 'Email address is not verified. The following identities failed the check in region US-EAST-1: a@example.org, b@example.org...'],
+    ['the sender for another reason', 'MessageRejected', 'Message rejected for noreply@example.com: content'],
+  ])('reports a refusal naming %s as %s, not retryable', async (_label, code, message) => {
+    ses.on(SendEmailCommand).rejects(new MessageRejected({ message, ...meta }));
+    const failure = (await new SesMailer(new SESv2Client({ region: 'us-east-1' })).send(email).catch((e: unknown) => e)) as SendFailure;
+    expect(failure).toMatchObject({ code, retryable: false });
+    expect(failure.message).not.toContain('identities failed');
+  });
+
   it('treats an answer without a message id as an unknown outcome', async () => {
     ses.on(SendEmailCommand).resolves({});
     await expect(new SesMailer(new SESv2Client({ region: 'us-east-1' })).send(email)).rejects.toMatchObject({ code: 'OutcomeUnknown' });

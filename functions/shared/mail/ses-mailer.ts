@@ -25,14 +25,30 @@ function answeredStatus(error: unknown): number | undefined {
 }
 
 /**
- * Classifies an error from SendEmail. A connection that was never made is safe to retry; an
- * answer lost after the request went out (reset, timeout, abort) may mean SES took the message,
- * so that one is `OutcomeUnknown` and is never retried.
+ * SES refuses a message whose identities it has not verified with `MessageRejected` and the text
+ * "Email address is not verified. The following identities failed the check in region
+ * US-EAST-1: Name <a@example.com>, a@example.com". In the sandbox the unverified identities may
+ * be recipients, which is no fault of the sender identity: so the sender is at fault only when
+ * the From address, or its domain, is among the identities named.
  */
-export function classifySesError(error: unknown): FailureCode {
+export function senderNotVerified(message: string, from: string): boolean {
+  if (!/\bnot verified\b/i.test(message)) return false;
+  const address = from.toLowerCase();
+  const domain = address.slice(address.lastIndexOf('@') + 1);
+  const named = message.slice(message.lastIndexOf(':') + 1).toLowerCase();
+  const identities = named.split(/[\s,<>]+/).filter(Boolean);
+  return identities.includes(address) || identities.includes(domain);
+}
+
+/**
+ * Classifies an error from SendEmail of a message from `from`. A connection that was never made
+ * is safe to retry; an answer lost after the request went out (reset, timeout, abort) may mean
+ * SES took the message, so that one is `OutcomeUnknown` and is never retried.
+ */
+export function classifySesError(error: unknown, from = ''): FailureCode {
   if (error instanceof TooManyRequestsException) return 'Throttled';
   if (error instanceof LimitExceededException) return 'QuotaExceeded';
-  if (error instanceof MessageRejected) return 'MessageRejected';
+  if (error instanceof MessageRejected) return from && senderNotVerified(error.message, from) ? 'SenderNotVerified' : 'MessageRejected';
   if (error instanceof MailFromDomainNotVerifiedException) return 'MailFromDomainNotVerified';
   if (error instanceof SendingPausedException) return 'SendingPaused';
   if (error instanceof AccountSuspendedException) return 'AccountSuspended';
@@ -72,7 +88,7 @@ export class SesMailer implements Mailer, SendQuota {
       return { messageId: result.MessageId };
     } catch (error) {
       if (error instanceof SendFailure) throw error;
-      throw new SendFailure(classifySesError(error), { cause: error });
+      throw new SendFailure(classifySesError(error, email.from), { cause: error });
     }
   }
 
