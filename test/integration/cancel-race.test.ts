@@ -1,0 +1,127 @@
+/**
+ * A cancel racing its schedule's firing (CONTRACT section 13), against dynalite and the SES
+ * emulator with the real schedule store, cancel handler and firing: one conditional write decides
+ * each race, so whichever wins, the answers agree with what happened. `Cancelled` means the
+ * message was never sent and the schedule stays Cancelled; `AlreadySent` means it was sent,
+ * once. Raced many times, the firing starting a little later each time (scaled to how long a cancel
+ * takes here), so both winners occur.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { CANCEL_PATH, createCancelHandler } from '../../functions/cancel/handler';
+import { fireSchedule } from '../../functions/scheduled/fire';
+import type { ScheduleStore } from '../../functions/shared/schedules/schedule-store';
+import type { ScheduleTimer } from '../../functions/shared/schedules/timer';
+import { httpApiEvent, lambdaContext } from '../support/events';
+import type { Harness, Tenant } from '../support/harness';
+import { authorised, message, sendBody, startHarness } from '../support/harness';
+
+let harness: Harness;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  harness = await startHarness();
+  tenant = await harness.tenant();
+});
+afterAll(async () => harness?.stop());
+
+const silent = new Logger({ serviceName: 'cancel-race-test', logLevel: 'SILENT' });
+const timer: ScheduleTimer = { arm: async () => undefined, disarm: async () => undefined };
+const ROUNDS = 24;
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A message scheduled an hour ahead; its subject finds it in the SES emulator's store. */
+async function schedule(scheduling: Harness['deps']['scheduling']): Promise<{ scheduleId: string; subject: string }> {
+  const subject = `race ${randomUUID()}`;
+  const sendAt = new Date(Math.ceil((Date.now() + 60 * 60 * 1_000) / 1_000) * 1_000).toISOString().slice(0, 19).replace('T', ' ');
+  const scheduled = await harness.invoke({ headers: authorised(tenant), body: sendBody(tenant, [message({ Subject: subject, SendAt: sendAt })]) }, { scheduling });
+  expect(scheduled.statusCode).toBe(200);
+  return { scheduleId: scheduled.body.Messages[0].ScheduleId as string, subject };
+}
+
+function setUp(cancelSchedules?: Pick<ScheduleStore, 'heads' | 'cancel'>, fireSchedules?: ScheduleStore) {
+  const scheduling = { ...harness.deps.scheduling, timer };
+  const store = scheduling.schedules;
+  const cancel = createCancelHandler({ ...harness.deps, schedules: cancelSchedules ?? store, timer, notices: undefined, logger: silent, now: Date.now });
+  // Every message is due: the firing finds its time has come.
+  const due = () => Date.now() + 2 * 60 * 60 * 1_000;
+  return {
+    scheduling,
+    store,
+    fire: (scheduleId: string) => fireSchedule(scheduleId, Date.now() + 20_000, { send: harness.deps, schedules: fireSchedules ?? store, timer, notices: undefined, logger: silent, now: due }),
+    async cancel(scheduleId: string): Promise<string> {
+      const result = (await cancel(httpApiEvent({ path: CANCEL_PATH, headers: authorised(tenant), body: { OrganizationId: tenant.organizationId, ScheduleIds: [scheduleId] } }), lambdaContext())) as APIGatewayProxyStructuredResultV2;
+      expect(result.statusCode).toBe(200);
+      return (JSON.parse(String(result.body)) as { Messages: { Status: string }[] }).Messages[0]!.Status;
+    },
+  };
+}
+
+/** What the cancel answered must be what happened: Cancelled and never sent, or AlreadySent and sent once. */
+async function expectAgreement(race: ReturnType<typeof setUp>, scheduleId: string, subject: string, status: string): Promise<void> {
+  const sent = (await harness.sentEmails()).filter((email) => email.subject === subject).length;
+  const state = (await race.store.heads([scheduleId])).get(scheduleId)?.state;
+  expect({ status, sent, state }).toEqual(status === 'Cancelled' ? { status, sent: 0, state: 'Cancelled' } : { status: 'AlreadySent', sent: 1, state: 'Sent' });
+  // A later wake-up (SQS delivers at least once) changes nothing.
+  await race.fire(scheduleId);
+  expect((await harness.sentEmails()).filter((email) => email.subject === subject)).toHaveLength(sent);
+}
+
+describe('cancel racing a firing', () => {
+  it(`agrees with what happened, whichever wins, over ${ROUNDS} races`, async () => {
+    const race = setUp();
+    const outcomes: Record<string, number> = {};
+    // How long a cancel's way in takes on this machine now, so the spread of delays below fits it.
+    const started = Date.now();
+    await race.cancel(randomUUID());
+    const cancelMs = Math.max(5, Date.now() - started);
+
+    for (let round = 0; round < ROUNDS; round++) {
+      const { scheduleId, subject } = await schedule(race.scheduling);
+      // The firing starts from at once to twice a cancel's time after the cancel: the cancel's way
+      // in (key, Organization) is longer than the firing's, so early rounds go to the firing, late
+      // ones to the cancel, and the ones between are close races.
+      const delay = (2 * cancelMs * round) / (ROUNDS - 1);
+      const [status] = await Promise.all([race.cancel(scheduleId), pause(delay).then(() => race.fire(scheduleId))]);
+      outcomes[status] = (outcomes[status] ?? 0) + 1;
+      await expectAgreement(race, scheduleId, subject, status);
+    }
+    // Both winners occurred: the races above were races.
+    expect(Object.keys(outcomes).sort()).toEqual(['AlreadySent', 'Cancelled']);
+  }, 120_000);
+
+  it('a cancel that read the schedule waiting, then lost the write to the firing\'s claim, answers AlreadySent', async () => {
+    const store = harness.deps.scheduling.schedules;
+    for (let round = 0; round < 4; round++) {
+      // The narrowest window, made to happen: the cancel has read the schedule as Scheduled; the
+      // firing claims it; only then does the cancel's conditional write go.
+      let read!: () => void;
+      let claimed!: () => void;
+      const headsRead = new Promise<void>((resolve) => (read = resolve));
+      const claim = new Promise<void>((resolve) => (claimed = resolve));
+      const cancelSchedules: Pick<ScheduleStore, 'heads' | 'cancel'> = {
+        heads: async (ids) => {
+          const heads = await store.heads(ids);
+          read();
+          await claim;
+          return heads;
+        },
+        cancel: (...args) => store.cancel(...args),
+      };
+      const fireSchedules = new Proxy(store, {
+        get(target, name, receiver) {
+          if (name === 'claim') return async (...args: Parameters<ScheduleStore['claim']>) => headsRead.then(() => target.claim(...args)).finally(claimed);
+          const value = Reflect.get(target, name, receiver) as unknown;
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const race = setUp(cancelSchedules, fireSchedules);
+      const { scheduleId, subject } = await schedule(race.scheduling);
+      const [status] = await Promise.all([race.cancel(scheduleId), race.fire(scheduleId)]);
+      expect(status).toBe('AlreadySent');
+      await expectAgreement(race, scheduleId, subject, status);
+    }
+  }, 60_000);
+});
