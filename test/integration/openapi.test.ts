@@ -10,7 +10,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import fc from 'fast-check';
 import { parseExpiration } from '../../functions/send/expiry';
-import { isStrictBase64 } from '../../functions/send/message-content';
+import { UNSUPPORTED_EXTENSIONS, extensionOf, isStrictBase64 } from '../../functions/send/message-content';
 import { validateSendRequest } from '../../functions/send/validation';
 import { ValidationProblem } from '../../functions/shared/http/problems';
 import { FAILURE_CODES } from '../../functions/shared/mail/ports';
@@ -196,7 +196,7 @@ describe('the request schema and the validation code', () => {
   );
   const attachments = fc.oneof(
     fc.array(fc.record({
-      FileName: fc.constantFrom('receipt.pdf', 'logo.png'),
+      FileName: fc.constantFrom('receipt.pdf', 'logo.png', 'ü 😀.png', '', 'a/b.pdf', 'a\\b.pdf', 'a\u2028b.pdf', 'invoice\u202Efdp.zip', 'a\u0600.pdf', 'a\uFFF9.pdf', 'a\u{110BD}.pdf', 'a\u{E0041}.pdf', 'setup.exe', 'setup.EXE. '),
       Content: fc.oneof({ weight: 4, arbitrary: base64Content }, fc.integer(), fc.constant(null)),
       ContentType: fc.constantFrom(null, 'application/pdf', 'image/png', 'multipart/mixed', 'Multipart/Alternative', 'message/rfc822', 'MESSAGE/partial', 'text/plain; charset=utf-8', 'multipart', 'application/multipart'),
     }, { requiredKeys: ['FileName', 'Content'] }), { minLength: 1, maxLength: 2 }),
@@ -244,6 +244,8 @@ describe('the request schema and the validation code', () => {
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
   );
 
+  /** A format character (Unicode category Cf) outside the Basic Multilingual Plane. */
+  const ASTRAL_FORMAT = /(?![\u0000-\uFFFF])\p{Cf}/u;
   const TIME_SHAPE = new RegExp(doc.components.schemas.Message.properties.ExpirationDateTime.pattern, 'u');
   /** What the schema cannot say and the descriptions do: checked by the code only. */
   function beyondSchema(candidate: unknown): boolean {
@@ -254,7 +256,10 @@ describe('the request schema and the validation code', () => {
     return (Array.isArray(Messages) ? Messages : []).some((message: Json) => {
       const when = message?.ExpirationDateTime;
       // A time of a shape the document admits that is not on the calendar (30 February, a leap second).
-      return typeof when === 'string' && TIME_SHAPE.test(when) && parseExpiration(when) === undefined;
+      if (typeof when === 'string' && TIME_SHAPE.test(when) && parseExpiration(when) === undefined) return true;
+      // A file name with an extension on SES's list, or a format character beyond the Basic Multilingual Plane.
+      return (Array.isArray(message?.Attachments) ? message.Attachments : []).some(({ FileName: name }: Json) =>
+        typeof name === 'string' && (UNSUPPORTED_EXTENSIONS.has(extensionOf(name) ?? '') || ASTRAL_FORMAT.test(name)));
     });
   }
 
@@ -280,11 +285,40 @@ describe('the request schema and the validation code', () => {
     expect(groups.filter((group) => contentPattern.test(group))).toHaveLength(64 * 4 + 64 * 16 + 64 * 64);
   });
 
+  it('agree on every character of the Basic Multilingual Plane in an attachment\'s FileName', () => {
+    const fileNameShape = new RegExp(doc.components.schemas.Attachment.properties.FileName.pattern, 'u');
+    const codes = Array.from({ length: 0x10000 }, (_, code) => code).filter((code) => code < 0xd800 || code > 0xdfff);
+    const disagreeing: string[] = [];
+    // A thousand names a request (100 messages of 10 attachments): the code's problems name the refused ones.
+    for (let at = 0; at < codes.length; at += 1_000) {
+      const chunk = codes.slice(at, at + 1_000);
+      const Messages = Array.from({ length: Math.ceil(chunk.length / 10) }, (_, m) => ({
+        ...base(),
+        Attachments: chunk.slice(m * 10, m * 10 + 10).map((code) => ({ FileName: `a${String.fromCharCode(code)}b.pdf`, Content: 'QQ==' })),
+      }));
+      let refused = new Set<string>();
+      try {
+        validateSendRequest({ OrganizationId: ORG, Messages }, { maxMessages: 100 });
+      } catch (error) {
+        if (!(error instanceof ValidationProblem)) throw error;
+        expect(error.errors?.length).toBeLessThan(100);
+        refused = new Set(error.errors?.map(({ pointer }) => pointer));
+      }
+      chunk.forEach((code, i) => {
+        const byCode = !refused.has(`/Messages/${Math.floor(i / 10)}/Attachments/${i % 10}/FileName`);
+        if (fileNameShape.test(`a${String.fromCharCode(code)}b.pdf`) !== byCode) disagreeing.push(code.toString(16));
+      });
+    }
+    expect(disagreeing).toEqual([]);
+  });
+
   it.each([
     ['51 recipients (JSON Schema cannot sum To, Cc and Bcc)', { OrganizationId: ORG, Messages: [{ ...base(), To: Array(20).fill('a@example.org'), Cc: Array(20).fill('b@example.org'), Bcc: Array(11).fill('c@example.org') }] }],
     ['both spellings with different values', { OrganizationId: ORG, organizationId: '00000000-0000-4000-8000-000000000000', Messages: [base()] }],
     ['an impossible calendar date', { OrganizationId: ORG, Messages: [{ ...base(), ExpirationDateTime: '2026-02-30 10:00:00' }] }],
     ['an impossible calendar date in RFC 3339', { OrganizationId: ORG, Messages: [{ ...base(), ExpirationDateTime: '2026-02-30T10:00:00+01:00' }] }],
+    ['a file type on SES\'s list (no pattern spells the list in every letter case)', { OrganizationId: ORG, Messages: [{ ...base(), Attachments: [{ FileName: 'setup.Exe', Content: 'QQ==' }] }] }],
+    ['a format character beyond the Basic Multilingual Plane in a FileName', { OrganizationId: ORG, Messages: [{ ...base(), Attachments: [{ FileName: 'a\u{E0041}.pdf', Content: 'QQ==' }] }] }],
   ])('leave to the description: %s (schema-valid, refused by the code)', (_rule, candidate) => {
     expect(validRequest(candidate)).toBe(true);
     expect(codeAccepts(candidate)).toBe(false);
