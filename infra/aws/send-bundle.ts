@@ -43,11 +43,23 @@ export const SEND_BUNDLING: BundlingOptions = {
   bundleAwsSDK: true,
 };
 
-/** The esbuild build options `NodejsFunction` derives from `SEND_BUNDLING`. */
-export function sendEsbuildOptions(outfile: string) {
+/**
+ * The send function's esbuild options: those `NodejsFunction` derives from `SEND_BUNDLING`, plus
+ * ESM code splitting into `outdir` (`index.mjs` and `chunks/`). Without splitting, a dynamic
+ * `import()` is inlined into the one file and only its evaluation waits; with it, what most
+ * sends never use (raw MIME composition, the scheduling and queue clients, the tracer when off)
+ * is not even read at cold start. `NodejsFunction` always passes `--outfile`, which esbuild
+ * refuses beside splitting, so the stack rebuilds the send function this way after it
+ * (`SEND_SPLIT_BUNDLING`).
+ */
+export function sendEsbuildOptions(outdir: string) {
   return {
     entryPoints: [SEND_ENTRY],
-    outfile,
+    outdir,
+    splitting: true,
+    entryNames: 'index',
+    chunkNames: 'chunks/[name]-[hash]',
+    outExtension: { '.js': '.mjs' },
     bundle: true,
     platform: 'node' as const,
     format: 'esm' as const,
@@ -60,6 +72,16 @@ export function sendEsbuildOptions(outfile: string) {
     logLevel: 'warning' as const,
   };
 }
+
+/** `SEND_BUNDLING`, then the split build of infra/aws/split-send-bundle.ts over its output. */
+export const SEND_SPLIT_BUNDLING: BundlingOptions = {
+  ...SEND_BUNDLING,
+  commandHooks: {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir: string, outputDir: string) => [`cd "${inputDir}" && node --import tsx infra/aws/split-send-bundle.ts "${outputDir}"`],
+  },
+};
 
 export const ME_ENTRY = fileURLToPath(new URL('../../functions/me/index.ts', import.meta.url));
 export const SETTINGS_PAGE_ENTRY = fileURLToPath(new URL('../../functions/settings-page/index.ts', import.meta.url));

@@ -11,7 +11,7 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import { SEND_PATH } from '../../functions/send/route';
 import { DELIVERY_PARTITIONS, PAUSE_ATTRIBUTES, SEND_FUNCTION_PARTITIONS, TABLE_SCHEMA } from '../../functions/shared/store/table';
-import { SEND_ENTRY } from './send-bundle';
+import { SEND_ENTRY, SEND_SPLIT_BUNDLING } from './send-bundle';
 import { addServiceFunction, inPartitions, readKeyHolders, recordKeyUse } from './service-function';
 import type { StackSettings } from './settings';
 
@@ -119,6 +119,7 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
     description: `POST ${SEND_PATH}: validate, authorise and send through Amazon SES`,
     roleDescription: 'Send function: read access records, send through SES, write its own logs',
     entry: SEND_ENTRY,
+    bundling: SEND_SPLIT_BUNDLING,
     statements,
     serviceName: SERVICE_NAME,
     // CPU scales with memory, and this function's cost is CPU more than memory: TLS handshakes

@@ -146,10 +146,11 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
       expect(fn.Properties.Handler).toBe('index.handler');
     });
 
-    it('is bundled by esbuild into an ESM index.mjs with its source map', () => {
+    it('is bundled by esbuild into an ESM index.mjs with its source map, and the chunks it loads when needed', () => {
       const code = template.toJSON().Resources[ids.fn].Properties.Code as { S3Key: string };
       const assetDir = join(app.synth().directory, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
-      expect(readdirSync(assetDir).sort()).toEqual(['index.mjs', 'index.mjs.map']);
+      expect(readdirSync(assetDir).sort()).toEqual(['chunks', 'index.mjs', 'index.mjs.map']);
+      expect(readdirSync(join(assetDir, 'chunks')).every((file) => /\.mjs(\.map)?$/.test(file))).toBe(true);
       const bundle = readFileSync(join(assetDir, 'index.mjs'), 'utf8');
       expect(bundle.startsWith(CJS_REQUIRE_BANNER)).toBe(true);
       expect(bundle).toMatch(/\/\/# sourceMappingURL=index\.mjs\.map\s*$/);

@@ -6,18 +6,17 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { ClientOptions } from '../runtime/clients';
 import type { Config } from '../runtime/config';
-import { createSchedulerClient, createSqsClient } from '../runtime/queue-clients';
+import type { WebhookJob } from '../webhooks/payload';
 import type { WebhookOutbox } from '../webhooks/queue';
-import { SqsWebhookQueue } from '../webhooks/queue';
 import { DynamoDbWebhookStore } from '../webhooks/webhook-store';
 import type { ScheduleNotices } from './notices';
 import { WebhookScheduleNotices } from './notices';
 import type { ScheduleStore } from './schedule-store';
 import { DynamoDbScheduleStore } from './schedule-store';
 import type { ScheduleTimer } from './timer';
-import { AwsScheduleTimer } from './timer';
 
 /** What scheduling a message needs: where it is kept, what fires it, who hears of it. */
 export interface SchedulingDependencies {
@@ -40,12 +39,45 @@ const NO_TIMER: ScheduleTimer = {
 };
 
 export function createSchedulingDependencies(config: Config, dynamoDb: DynamoDBDocumentClient, logger: Logger, clients: ClientOptions = {}, local: LocalParts = {}): SchedulingDependencies {
-  const sqs = config.scheduler || config.webhookQueueUrl ? createSqsClient(config, clients) : undefined;
-  const outbox = local.outbox ?? (sqs && config.webhookQueueUrl ? new SqsWebhookQueue(sqs, config.webhookQueueUrl) : undefined);
-  const timer = local.timer ?? (config.scheduler && sqs ? new AwsScheduleTimer(createSchedulerClient(config, clients), sqs, config.scheduler) : NO_TIMER);
+  // The SQS and Scheduler clients are loaded with the first schedule or webhook notice, not at
+  // start-up: most sends make neither, and every instance would pay for them in its cold start.
+  const sqs = once(async () => (await import('../runtime/queue-clients')).createSqsClient(config, clients));
+  const webhookQueueUrl = config.webhookQueueUrl;
+  const outbox = local.outbox ?? (webhookQueueUrl ? lazyOutbox(sqs, webhookQueueUrl) : undefined);
+  const scheduler = config.scheduler;
+  const timer =
+    local.timer ??
+    (scheduler
+      ? lazyTimer(async () => {
+          const [{ createSchedulerClient }, { AwsScheduleTimer }] = await Promise.all([import('../runtime/queue-clients'), import('./timer')]);
+          return new AwsScheduleTimer(createSchedulerClient(config, clients), await sqs(), scheduler);
+        })
+      : NO_TIMER);
   return {
     schedules: new DynamoDbScheduleStore(dynamoDb, config.tableName),
     timer,
     notices: outbox && new WebhookScheduleNotices(new DynamoDbWebhookStore(dynamoDb, config.tableName), outbox, logger),
   };
+}
+
+/** `make` once, when first asked; a failure is not kept, so the next call tries again. */
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => (made ??= make().catch((error: unknown) => {
+    made = undefined;
+    throw error;
+  }));
+}
+
+function lazyTimer(make: () => Promise<ScheduleTimer>): ScheduleTimer {
+  const timer = once(make);
+  return {
+    arm: async (scheduleId, at, attempt) => (await timer()).arm(scheduleId, at, attempt),
+    disarm: async (scheduleId) => (await timer()).disarm(scheduleId),
+  };
+}
+
+function lazyOutbox(sqs: () => Promise<SQSClient>, queueUrl: string): WebhookOutbox {
+  const queue = once(async () => new (await import('../webhooks/queue')).SqsWebhookQueue(await sqs(), queueUrl));
+  return { enqueue: async (job: WebhookJob) => (await queue()).enqueue(job) };
 }
