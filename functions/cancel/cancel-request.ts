@@ -10,6 +10,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Caller } from '../shared/auth/caller';
 import { authoriseOrganization } from '../shared/auth/caller';
+import { cancelSchedule } from '../shared/schedules/key-schedules';
 import type { ScheduleNotices } from '../shared/schedules/notices';
 import type { ScheduleStore } from '../shared/schedules/schedule-store';
 import type { ScheduleTimer } from '../shared/schedules/timer';
@@ -41,6 +42,7 @@ export async function handleCancelRequest(input: CancelInput, deps: CancelDepend
   deps.logger.appendKeys({ organizationId: request.organizationId, schedules: request.scheduleIds.length });
 
   const heads = await withStorageFaults(() => deps.schedules.heads(request.scheduleIds));
+  const cancelling = { ...deps, warn: (message: string, details: Record<string, unknown>) => deps.logger.warn(message, details) };
   const outcome = new Map<string, CancelStatus>();
   await Promise.all(
     [...new Set(request.scheduleIds.map((id) => id.toLowerCase()))].map(async (id) => {
@@ -48,13 +50,8 @@ export async function handleCancelRequest(input: CancelInput, deps: CancelDepend
       if (!head || head.organizationId !== request.organizationId) return outcome.set(id, 'Unknown');
       if (head.state === 'Cancelled') return outcome.set(id, 'Cancelled');
       if (head.state !== 'Scheduled') return outcome.set(id, 'AlreadySent');
-      const now = deps.now();
       // Lost to its firing (claimed meanwhile): it is on its way.
-      if (!(await withStorageFaults(() => deps.schedules.cancel(id, request.organizationId, now)))) return outcome.set(id, 'AlreadySent');
-      outcome.set(id, 'Cancelled');
-      await deps.timer.disarm(id).catch((error: unknown) => deps.logger.warn('could not delete a cancelled schedule\'s timer; it will fire and do nothing', { scheduleId: id, error: error as Error }));
-      await deps.notices?.notify({ status: 'Cancelled', organizationId: head.organizationId, scheduleId: id, sendAt: head.sendAt, at: now, tags: head.tags });
-      return undefined;
+      return outcome.set(id, (await withStorageFaults(() => cancelSchedule(head, cancelling))) ? 'Cancelled' : 'AlreadySent');
     }),
   );
   const messages = request.scheduleIds.map((id) => ({ ScheduleId: id, Status: outcome.get(id.toLowerCase()) ?? 'Unknown' }));

@@ -9,8 +9,9 @@
  * 2. Claim it with a conditional write (a lease), so two wake-ups never both send it. A claim
  *    whose firing died before handing the message to SES is taken over when its lease lapses;
  *    one that died after (`InFlight`) ends `Failed: OutcomeUnknown`, never sent twice.
- * 3. The checks of a fresh send, against today's records: the user who scheduled it is still a
- *    member of the Organization, its From still an allowed sender.
+ * 3. The checks of a fresh send, against today's records: the key that made it is still its
+ *    user's key (revoked or rotated away, the schedule died with it: `Cancelled`, never sent),
+ *    the user is still a member of the Organization, its From still an allowed sender.
  * 4. `deliver` (functions/send/send-request.ts), the send endpoint's own pipeline: suppression,
  *    the account's pace and every other rule sending has, expiry checked at the message's turn.
  * 5. Record the outcome. `Sent`, `Expired` and permanent failures are final (and the last two are
@@ -108,6 +109,12 @@ export async function fireSchedule(scheduleId: string, deadline: number, deps: F
 async function sendClaimed(head: ScheduleHead, message: ValidMessage, claimId: string, deadline: number, deps: FireDependencies): Promise<Fired> {
   const { scheduleId } = head;
   const checked = await authorise(head, message, deps.send);
+  if ('keyGone' in checked) {
+    const now = deps.now();
+    if (await deps.schedules.finish(scheduleId, claimId, { state: 'Cancelled' }, now)) await tell(head, 'Cancelled', deps);
+    deps.logger.info('scheduled message cancelled: its key was revoked or rotated away', { scheduleId, organizationId: head.organizationId });
+    return { kind: 'done', state: 'Cancelled' };
+  }
   let result: MessageResult;
   let retryAt: number | undefined;
   if ('refused' in checked) result = failed(message.index, checked.refused);
@@ -143,8 +150,15 @@ async function sendClaimed(head: ScheduleHead, message: ValidMessage, claimId: s
   return { kind: 'done', state: 'Failed' };
 }
 
-/** The send endpoint's membership and sender rules, against the records as they are now. */
-async function authorise(head: ScheduleHead, message: ValidMessage, deps: SendDependencies): Promise<{ organization: OrganizationAccess } | { refused: FailureCode }> {
+/**
+ * The key that made the schedule (CONTRACT section 13 item 5), then the send endpoint's
+ * membership and sender rules, against the records as they are now.
+ */
+async function authorise(head: ScheduleHead, message: ValidMessage, deps: SendDependencies): Promise<{ organization: OrganizationAccess } | { refused: FailureCode } | { keyGone: true }> {
+  if (head.keyHash !== undefined) {
+    const { key } = await deps.access.lookup(head.keyHash, undefined);
+    if (key?.userId !== head.userId) return { keyGone: true };
+  }
   try {
     const organization = await authoriseOrganization({ userId: head.userId }, head.organizationId, deps.access);
     authoriseSenders([message], organization);
@@ -163,7 +177,7 @@ async function wait(head: ScheduleHead, until: number, attempt: number, deps: Fi
   return { kind: 'waiting', until };
 }
 
-async function tell(head: ScheduleHead, status: 'Expired' | 'Failed', deps: FireDependencies, error?: ScheduleError): Promise<void> {
+async function tell(head: ScheduleHead, status: 'Expired' | 'Failed' | 'Cancelled', deps: FireDependencies, error?: ScheduleError): Promise<void> {
   await deps.notices?.notify({ status, organizationId: head.organizationId, scheduleId: head.scheduleId, sendAt: head.sendAt, at: deps.now(), tags: head.tags, ...(error && { error }) });
 }
 

@@ -19,6 +19,10 @@ import type { ValidMessage } from '../shared/mail/valid-message';
 export interface ScheduleContext {
   readonly organizationId: string;
   readonly userId: string;
+  /** The key the request came with: its schedules die with it (CONTRACT section 13 item 5). */
+  readonly keyHash: string | undefined;
+  /** How many pending schedules the Organization may hold (CONTRACT section 11 item 7). */
+  readonly pendingLimit: number;
   /** Set under an Idempotency-Key: the claim's id, from which each message's ScheduleId is derived. */
   readonly seed: string | undefined;
   readonly now: number;
@@ -53,13 +57,16 @@ async function scheduleOne(message: ValidMessage, context: ScheduleContext, deps
   const sendAt = message.sendAt as number;
   const scheduleId = context.seed === undefined ? randomUUID() : derivedScheduleId(context.seed, message.index);
   const expiresAt = Math.ceil((sendAt + MAX_WAIT_MS) / 1_000) + context.retentionDays * DAY_SECONDS;
-  let created: 'created' | 'exists';
+  let created: 'created' | 'exists' | 'full';
   try {
-    created = await deps.schedules.create({ scheduleId, organizationId: context.organizationId, userId: context.userId, sendAt, message, expiresAt, now: context.now });
+    const { organizationId, userId, keyHash, pendingLimit } = context;
+    created = await deps.schedules.create({ scheduleId, organizationId, userId, ...(keyHash && { keyHash }), sendAt, message, expiresAt, pendingLimit, now: context.now });
   } catch (error) {
     context.logger.warn('could not store a scheduled message', { index: message.index, error: error as Error });
     return failed(message.index, 'ScheduleUnavailable');
   }
+  // The Organization holds as many pending schedules as it may: one must be sent or cancelled first.
+  if (created === 'full') return failed(message.index, 'QuotaExceeded');
   try {
     await deps.timer.arm(scheduleId, sendAt);
   } catch (error) {

@@ -6,6 +6,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { DEFAULT_SCHEDULED } from '../shared/domain/org-limits';
 import type { Config } from '../shared/runtime/config';
 import type { Mailer } from '../shared/mail/ports';
 import type { AccessStore, DailyUsage, IdempotencyStore, OrganizationAccess, StoredResponse, SuppressionList } from '../shared/store/ports';
@@ -112,6 +113,8 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     {
       organizationId: request.organizationId,
       userId: caller.userId,
+      keyHash: caller.keyHash,
+      pendingLimit: organization.limits?.scheduled ?? DEFAULT_SCHEDULED,
       seed: session?.claimId,
       now: deps.now(),
       concurrency: deps.config.sendConcurrency,

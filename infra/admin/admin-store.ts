@@ -193,7 +193,7 @@ export class DynamoDbAdminStore {
     return summary;
   }
 
-  revokeKey(userId: string): Promise<void> {
+  revokeKey(userId: string): Promise<string> {
     return this.keys.revoke(requireUuid(userId, 'the user id'));
   }
 

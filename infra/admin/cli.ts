@@ -23,6 +23,7 @@ import type { Action, Leaf } from './command-frame';
 import { KeyPolicyError } from '../../functions/shared/domain/key-policy';
 import { addKeyCommands } from './key-commands';
 import { addLifecycleCommands } from './lifecycle-commands';
+import { addScheduleCommands } from './schedule-commands';
 import { TENANT_HELP, addOrgCommands } from './org-commands';
 import { TenantError } from './ses-tenants';
 import type { Target, TargetOptions } from './target';
@@ -192,6 +193,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
 
   addKeyCommands(program, leaf);
   addLifecycleCommands(program, leaf);
+  addScheduleCommands(program, leaf);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -9,7 +9,9 @@ import type { KeyPolicy } from '../../functions/shared/domain/key-policy';
 import { KEY_SCOPES, parseExpiresIn, parseScopes, parseSenders } from '../../functions/shared/domain/key-policy';
 import type { KeyOptions } from '../../functions/shared/store/dynamodb-key-store';
 import type { KeySummary } from '../../functions/shared/store/records';
+import { hashApiKey } from '../../functions/shared/domain/api-keys';
 import type { Leaf } from './command-frame';
+import { retireSchedulesOf } from './schedule-commands';
 
 type Options = Record<string, string | boolean | undefined>;
 
@@ -55,13 +57,18 @@ export function addKeyCommands(program: Command, leaf: Leaf): void {
     }).requiredOption('--user <uuid>', 'user id'),
   );
   withLimitOptions(
-    leaf(key, 'rotate', "replace the user's key and print the new one once; the old one stops working", async (store, o) => {
+    leaf(key, 'rotate', "replace the user's key and print the new one once; the old one stops working, and so do the messages it scheduled", async (store, o) => {
       const issued = await store.rotateKey(o.user!, keyOptionsFrom(o, Date.now()));
+      const keep = (o as { keepSchedules?: boolean }).keepSchedules === true;
+      const moved = issued.replacedKeyHash ? await retireSchedulesOf(store, issued.userId, issued.replacedKeyHash, keep ? hashApiKey(issued.key) : undefined) : { cancelled: 0, kept: 0 };
+      const schedules = keep ? `${moved.kept} scheduled message(s) kept on the new key` : `${moved.cancelled} scheduled message(s) of the old key cancelled`;
       return {
-        human: `New API key for user ${issued.userId}, the old one no longer works (shown only this once, store it now): ${issued.key}`,
+        human: `New API key for user ${issued.userId}, the old one no longer works; ${schedules} (shown only this once, store it now): ${issued.key}`,
         json: { key: issued.key },
       };
-    }).requiredOption('--user <uuid>', 'user id'),
+    })
+      .requiredOption('--user <uuid>', 'user id')
+      .option('--keep-schedules', "keep the old key's scheduled messages, on the new key (without it they are cancelled)"),
   );
   leaf(key, 'show', "show the user's key masked (prefix and last four characters), its creation time, limits and last use (to the hour)", async (store, o) => {
     const summary = await store.showKey(o.user!);
@@ -80,10 +87,10 @@ export function addKeyCommands(program: Command, leaf: Leaf): void {
       },
     };
   }).requiredOption('--user <uuid>', 'user id');
-  leaf(key, 'revoke', "remove the user's key; it stops working", async (store, o) => {
+  leaf(key, 'revoke', "remove the user's key; it stops working, and the messages it scheduled are cancelled", async (store, o) => {
     const userId = o.user!.toLowerCase();
-    await store.revokeKey(userId);
-    return { human: `The key of user ${userId} is revoked`, json: { userId, revoked: true } };
+    const { cancelled } = await retireSchedulesOf(store, userId, await store.revokeKey(userId));
+    return { human: `The key of user ${userId} is revoked; ${cancelled} scheduled message(s) it made are cancelled`, json: { userId, revoked: true, cancelledSchedules: cancelled } };
   }).requiredOption('--user <uuid>', 'user id');
   leaf(key, 'sweep', 'remove key items no user holds any more (left by an interrupted key change); they never authenticate, this tidies them away', async (store) => {
     const removed = await store.sweepKeys();

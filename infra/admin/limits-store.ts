@@ -13,7 +13,7 @@ import { DynamoDbDailyUsage } from '../../functions/shared/store/dynamodb-daily-
 import { InvalidArgumentError, RecordNotFoundError } from '../../functions/shared/store/records';
 import { LIMITS_ATTRIBUTE, itemKey } from '../../functions/shared/store/table';
 
-export type LimitsChange = { rate?: number | null; daily?: number | null; weight?: number };
+export type LimitsChange = { rate?: number | null; daily?: number | null; weight?: number; scheduled?: number | null };
 
 export class OrganizationLimitsStore {
   constructor(
@@ -36,7 +36,7 @@ export class OrganizationLimitsStore {
    */
   async set(organizationId: string, change: LimitsChange): Promise<OrganizationLimits> {
     const next: Record<string, number> = { ...(await this.get(organizationId)) };
-    for (const key of ['rate', 'daily', 'weight'] as const) {
+    for (const key of ['rate', 'daily', 'weight', 'scheduled'] as const) {
       const value = change[key];
       if (value === null) delete next[key];
       else if (value !== undefined) next[key] = value;

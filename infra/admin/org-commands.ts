@@ -11,7 +11,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Command } from 'commander';
 import type { OrganizationLimits } from '../../functions/shared/domain/org-limits';
-import { LIMIT_BOUNDS } from '../../functions/shared/domain/org-limits';
+import { DEFAULT_SCHEDULED, LIMIT_BOUNDS } from '../../functions/shared/domain/org-limits';
 import type { Pause, Reputation } from '../../functions/shared/domain/reputation';
 import { WINDOW_DAYS } from '../../functions/shared/domain/reputation';
 import { DynamoDbReputationStore } from '../../functions/shared/store/dynamodb-reputation-store';
@@ -50,14 +50,15 @@ export function organizationSection(organization: Organization): Section {
 }
 
 /** A limit option: a number within its bounds, or 0 to remove it (`removable`). */
-function limitOption(value: string | undefined, name: 'rate' | 'daily' | 'weight', removable: boolean): number | null | undefined {
+function limitOption(value: string | undefined, name: 'rate' | 'daily' | 'weight' | 'scheduled', removable: boolean): number | null | undefined {
   if (value === undefined) return undefined;
   const number = Number(value.trim());
   const { min, max } = LIMIT_BOUNDS[name];
   if (removable && number === 0 && value.trim() !== '') return null;
-  const whole = name !== 'daily' || Number.isInteger(number);
+  const counted = name === 'daily' || name === 'scheduled';
+  const whole = !counted || Number.isInteger(number);
   if (value.trim() === '' || !Number.isFinite(number) || number < min || number > max || !whole) {
-    const kind = name === 'daily' ? 'a whole number' : 'a number';
+    const kind = counted ? 'a whole number' : 'a number';
     throw new InvalidArgumentError(`--${name} must be ${kind} from ${min} to ${max}${removable ? ', or 0 to remove it' : ''}, got "${value}"`);
   }
   return number;
@@ -68,11 +69,12 @@ function describeLimits(limits: OrganizationLimits): string {
     limits.rate === undefined ? 'no rate of its own' : `rate ${limits.rate} recipients/s`,
     limits.daily === undefined ? 'no daily quota' : `daily quota ${limits.daily} recipients`,
     `weight ${limits.weight}`,
+    ...(limits.scheduled === undefined ? [] : [`at most ${limits.scheduled} scheduled messages pending`]),
   ].join(', ');
 }
 
 function limitsJson(limits: OrganizationLimits): Record<string, unknown> {
-  return { rate: limits.rate ?? null, daily: limits.daily ?? null, weight: limits.weight };
+  return { rate: limits.rate ?? null, daily: limits.daily ?? null, weight: limits.weight, scheduled: limits.scheduled ?? DEFAULT_SCHEDULED };
 }
 
 /** The Organization's limits and today's use of its daily quota (CONTRACT section 11 item 2). */
@@ -126,10 +128,15 @@ async function readPauseOf(store: DynamoDbAdminStore, organizationId: string): P
 }
 
 export function addOrgCommands(org: Command, leaf: Leaf): void {
-  leaf(org, 'limits', "set an Organization's rate, daily quota and fair-share weight (with no option: print them)", async (store, o) => {
+  leaf(org, 'limits', "set an Organization's rate, daily quota, fair-share weight and bound on pending scheduled messages (with no option: print them)", async (store, o) => {
     const id = o.org!.toLowerCase();
-    const change = { rate: limitOption(o.rate, 'rate', true), daily: limitOption(o.daily, 'daily', true), weight: limitOption(o.weight, 'weight', false) ?? undefined };
-    const unchanged = change.rate === undefined && change.daily === undefined && change.weight === undefined;
+    const change = {
+      rate: limitOption(o.rate, 'rate', true),
+      daily: limitOption(o.daily, 'daily', true),
+      weight: limitOption(o.weight, 'weight', false) ?? undefined,
+      scheduled: limitOption(o.scheduled, 'scheduled', true),
+    };
+    const unchanged = Object.values(change).every((value) => value === undefined);
     const limits = unchanged ? await store.limits.get(id) : await store.limits.set(id, change);
     return { human: `Organization ${id}: ${describeLimits(limits)}`, json: { organizationId: id, ...limitsJson(limits) } };
   })
@@ -137,6 +144,7 @@ export function addOrgCommands(org: Command, leaf: Leaf): void {
     .option('--rate <R>', 'its own maximum send rate, recipients per second (0 removes it)')
     .option('--daily <N>', 'its daily quota, recipients per UTC day (0 removes it)')
     .option('--weight <W>', "its weight in the fair share of the account's rate (default 1)")
+    .option('--scheduled <N>', `how many scheduled messages it may hold not yet sent (default ${DEFAULT_SCHEDULED}; 0 restores the default)`)
     .addHelpText('after', '\nLimits apply to sends within AUTH_CACHE_SECONDS (the send path reads them with the Organization).');
 
   leaf(org, 'show', "show an Organization: members, senders, its limits and today's use of its quota, its bounce and complaint rates and whether it is paused", async (store, o) => {

@@ -99,7 +99,8 @@ export function addScheduledSend(stack: Stack, table: Table, configurationSet: C
   for (const statement of [
     new PolicyStatement({
       sid: 'WriteSchedules',
-      actions: ['dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:Query'],
+      // UpdateItem and DeleteItem: the Organization's count of pending schedules and their entries (organization-schedules.ts).
+      actions: ['dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
       resources: [table.tableArn],
       conditions: inPartitions(SCHEDULE_PARTITION),
     }),
@@ -120,7 +121,9 @@ export function addScheduledSend(stack: Stack, table: Table, configurationSet: C
     environment: { ...baseEnvironment, SES_CONFIGURATION_SET: configurationSet.configurationSetName },
     statements: [
       ...sendingStatements(stack, table, configurationSet, settings),
-      new PolicyStatement({ sid: 'FireSchedules', actions: ['dynamodb:Query', 'dynamodb:UpdateItem'], resources: [table.tableArn], conditions: inPartitions(SCHEDULE_PARTITION) }),
+      // A schedule dies with its key (CONTRACT section 13 item 5): at its time its key must still be its user's.
+      readKeyHolders(table),
+      new PolicyStatement({ sid: 'FireSchedules', actions: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], resources: [table.tableArn], conditions: inPartitions(SCHEDULE_PARTITION) }),
       ...armStatements,
       ...webhookStatements,
     ],
@@ -145,7 +148,7 @@ export function addScheduledSend(stack: Stack, table: Table, configurationSet: C
       // A key counts only while its user holds it (security audit round 2, finding 1).
       readKeyHolders(table),
       recordKeyUse(table),
-      new PolicyStatement({ sid: 'CancelSchedules', actions: ['dynamodb:UpdateItem'], resources: [table.tableArn], conditions: inPartitions(SCHEDULE_PARTITION) }),
+      new PolicyStatement({ sid: 'CancelSchedules', actions: ['dynamodb:UpdateItem', 'dynamodb:DeleteItem'], resources: [table.tableArn], conditions: inPartitions(SCHEDULE_PARTITION) }),
       new PolicyStatement({ sid: 'DeleteSchedules', actions: ['scheduler:DeleteSchedule'], resources: [schedulesInGroup] }),
       ...webhookStatements,
     ],

@@ -122,7 +122,7 @@ describe('IAM of the functions (exact statements)', () => {
     expect(bySid(statements, 'WriteSchedules')).toEqual({
       Sid: 'WriteSchedules',
       Effect: 'Allow',
-      Action: ['dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:Query'],
+      Action: ['dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
       Resource: table(),
       Condition: partitions('SCHED#*'),
     });
@@ -134,14 +134,16 @@ describe('IAM of the functions (exact statements)', () => {
     const statements = policyOf('ScheduledSendFunctionRole');
     const send = policyOf('SendFunctionRole');
     for (const sid of ['ReadAccessRecords', 'SendRateBudget', 'ReadSendQuota', 'SendEmail']) expect(bySid(statements, sid)).toEqual(bySid(send, sid));
-    expect(bySid(statements, 'FireSchedules')).toEqual({ Sid: 'FireSchedules', Effect: 'Allow', Action: ['dynamodb:Query', 'dynamodb:UpdateItem'], Resource: table(), Condition: partitions('SCHED#*') });
+    expect(bySid(statements, 'FireSchedules')).toEqual({ Sid: 'FireSchedules', Effect: 'Allow', Action: ['dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], Resource: table(), Condition: partitions('SCHED#*') });
+    // At its time the key that made the schedule must still be its user's (the key hash of a user item, nothing more).
+    expect(bySid(statements, 'ReadKeyHolders')).toEqual(readKeyHoldersStatement(table()));
     for (const statement of [...ARM(), ...WEBHOOKS()]) expect(bySid(statements, statement.Sid)).toEqual(statement);
     expect(bySid(statements, 'IdempotencyRecords')).toBeUndefined();
     // The event source's own statement: receiving from the schedule queue, nothing else.
     expect(statements.find((s) => JSON.stringify(s.Action).includes('sqs:ReceiveMessage'))).toMatchObject({ Resource: arnOf('ScheduleQueue') });
     const label = (s: Json) => s.Sid ?? (JSON.stringify(s.Action).includes('xray:') ? 'x-ray' : 'consume');
     expect(statements.map(label).sort()).toEqual(
-      ['WriteOwnLogs', 'ReadAccessRecords', 'SendRateBudget', 'ReadSendQuota', 'SendEmail', 'PauseOrganization', 'FireSchedules', 'CreateSchedules', 'PassSchedulerRole', 'QueueShortWaits', 'ReadWebhooks', 'QueueWebhooks', 'x-ray', 'consume'].sort(),
+      ['WriteOwnLogs', 'ReadAccessRecords', 'ReadKeyHolders', 'SendRateBudget', 'ReadSendQuota', 'SendEmail', 'PauseOrganization', 'FireSchedules', 'CreateSchedules', 'PassSchedulerRole', 'QueueShortWaits', 'ReadWebhooks', 'QueueWebhooks', 'x-ray', 'consume'].sort(),
     );
   });
 
@@ -151,7 +153,7 @@ describe('IAM of the functions (exact statements)', () => {
       { Sid: 'ReadAccessAndSchedules', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table(), Condition: partitions('KEY#*', 'ORG#*', 'SCHED#*') },
       readKeyHoldersStatement(table()),
       recordKeyUseStatement(table()),
-      { Sid: 'CancelSchedules', Effect: 'Allow', Action: 'dynamodb:UpdateItem', Resource: table(), Condition: partitions('SCHED#*') },
+      { Sid: 'CancelSchedules', Effect: 'Allow', Action: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'], Resource: table(), Condition: partitions('SCHED#*') },
       { Sid: 'DeleteSchedules', Effect: 'Allow', Action: 'scheduler:DeleteSchedule', Resource: schedulesInGroup() },
       ...WEBHOOKS(),
     ]);

@@ -179,7 +179,7 @@ describe('key generate / rotate / show / revoke', () => {
     expect(rotated.stdout).toMatch(/^New API key for user .* the old one no longer works/);
     expect(JSON.parse((await step('key', 'show', '--user', user, '--json')).stdout).masked).toBe(`tme_…${newKey!.slice(-4)}`);
 
-    expect(await step('key', 'revoke', '--user', user, '--json')).toMatchObject({ code: 0, stdout: `${JSON.stringify({ userId: user, revoked: true })}\n` });
+    expect(await step('key', 'revoke', '--user', user, '--json')).toMatchObject({ code: 0, stdout: `${JSON.stringify({ userId: user, revoked: true, cancelledSchedules: 0 })}\n` });
     expectFailure(await step('key', 'show', '--user', user), EXIT_CODES.notFound, /has no key/);
     expectFailure(await step('key', 'revoke', '--user', user), EXIT_CODES.notFound, /has no key/);
     expectFailure(await step('key', 'rotate', '--user', user), EXIT_CODES.notFound, /use "key generate"/);
@@ -288,7 +288,7 @@ describe('org show and org resume', () => {
       name: 'Acme',
       members: [],
       senders: [],
-      limits: { rate: null, daily: null, weight: 1 },
+      limits: { rate: null, daily: null, weight: 1, scheduled: 10_000 },
       usage: { day: new Date().toISOString().slice(0, 10), used: 0, remaining: null },
       paused: false,
       pausedAt: null,

@@ -76,7 +76,7 @@ describe('per-Organization limits', () => {
   });
 
   it('refuses what does not fit the daily quota with QuotaExceeded and Retry-After to the reset, and says where the quota stands', async () => {
-    expect(await adminJson(env, 'org', 'limits', '--org', tenant.organizationId, '--daily', '5')).toEqual({ organizationId: tenant.organizationId, rate: null, daily: 5, weight: 1 });
+    expect(await adminJson(env, 'org', 'limits', '--org', tenant.organizationId, '--daily', '5')).toEqual({ organizationId: tenant.organizationId, rate: null, daily: 5, weight: 1, scheduled: 10_000 });
     await clearEmails(stack.sesUrl);
 
     const three = await send(stack, tenant.apiKey, messages(tenant.organizationId, 3, 'quota-a'));

@@ -15,6 +15,8 @@ export interface Caller {
   readonly policy: KeyPolicy;
   /** A test-mode key: authorised as live, but nothing it sends reaches Amazon SES. */
   readonly test: boolean;
+  /** The hash of the key the caller authenticated with: what a schedule it makes belongs to (CONTRACT section 13 item 5). */
+  readonly keyHash?: string;
 }
 
 /** The hour a use is recorded under: ISO, minutes and seconds zero. */
@@ -35,7 +37,7 @@ export async function authenticate(apiKey: string, store: AccessStore, now: numb
   if (isExpired(key.policy, now)) throw new ExpiredKeyProblem(key.policy.expiresAt as string);
   const hour = useHour(now);
   if (key.lastUsedAt === undefined || key.lastUsedAt < hour) await store.recordUse(keyHash, hour).catch(() => undefined);
-  return { userId: key.userId, policy: key.policy, test: isTestApiKey(apiKey) };
+  return { userId: key.userId, policy: key.policy, test: isTestApiKey(apiKey), keyHash };
 }
 
 /** A call outside the key's scopes is refused before anything is done (403, RFC 6750 `insufficient_scope`). */

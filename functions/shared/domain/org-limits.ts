@@ -12,7 +12,16 @@ export interface OrganizationLimits {
   readonly daily?: number;
   /** Its weight in the fair share of the account's rate; 1 unless set. */
   readonly weight: number;
+  /** Scheduled messages it may hold not yet sent (CONTRACT section 11 item 7); unset: `DEFAULT_SCHEDULED`. */
+  readonly scheduled?: number;
 }
+
+/**
+ * Pending scheduled messages an Organization may hold unless the operator says otherwise: every
+ * schedule more than 15 minutes ahead is an EventBridge Scheduler schedule, and the account's
+ * quota of those is shared by every Organization.
+ */
+export const DEFAULT_SCHEDULED = 10_000;
 
 export const DEFAULT_LIMITS: OrganizationLimits = { weight: 1 };
 
@@ -21,6 +30,7 @@ export const LIMIT_BOUNDS = {
   rate: { min: 0.1, max: 100_000 },
   daily: { min: 1, max: 1_000_000_000 },
   weight: { min: 0.01, max: 1_000 },
+  scheduled: { min: 1, max: 1_000_000 },
 } as const;
 
 const within = (value: unknown, { min, max }: { min: number; max: number }): value is number =>
@@ -32,10 +42,12 @@ export function readLimits(value: unknown): OrganizationLimits {
   const rate = Number(raw.rate);
   const daily = Number(raw.daily);
   const weight = Number(raw.weight);
+  const scheduled = Number(raw.scheduled);
   return {
     weight: within(weight, LIMIT_BOUNDS.weight) ? weight : 1,
     ...(within(rate, LIMIT_BOUNDS.rate) && { rate }),
     ...(within(daily, LIMIT_BOUNDS.daily) && { daily: Math.floor(daily) }),
+    ...(within(scheduled, LIMIT_BOUNDS.scheduled) && { scheduled: Math.floor(scheduled) }),
   };
 }
 

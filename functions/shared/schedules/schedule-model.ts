@@ -38,10 +38,18 @@ export interface ScheduleHead {
   readonly updatedAt: string;
   /** The client's message tags (CONTRACT section 12), told with every status and webhook of the schedule. */
   readonly tags?: Readonly<Record<string, string>>;
+  /**
+   * The hash of the API key that made it (CONTRACT section 13 item 5): a schedule dies with its
+   * key. At its time the key must still be its user's current key, or it is `Cancelled`. Absent on
+   * schedules made before the rule (they answer to membership alone).
+   */
+  readonly keyHash?: string;
 }
 
 /** A schedule as the send path makes it: the head's identity and time, with the message itself. */
-export interface NewSchedule extends Pick<ScheduleHead, 'scheduleId' | 'organizationId' | 'userId' | 'sendAt'> {
+export interface NewSchedule extends Pick<ScheduleHead, 'scheduleId' | 'organizationId' | 'userId' | 'sendAt' | 'keyHash'> {
+  /** How many schedules the Organization may hold pending (CONTRACT section 11 item 7). */
+  readonly pendingLimit: number;
   readonly message: ValidMessage;
   /** Epoch seconds: DynamoDB TTL removes the schedule, its parts and its outcome after this. */
   readonly expiresAt: number;
@@ -51,11 +59,16 @@ export interface NewSchedule extends Pick<ScheduleHead, 'scheduleId' | 'organiza
 export type Finish =
   | { readonly state: 'Sent'; readonly messageId: string }
   | { readonly state: 'Expired' }
+  /** Its key was revoked or rotated away before its time. */
+  | { readonly state: 'Cancelled' }
   | { readonly state: 'Failed'; readonly error: ScheduleError };
 
 export interface ScheduleStore {
-  /** Writes the schedule; 'exists' when a schedule with its id is already there (a retried request). */
-  create(schedule: NewSchedule): Promise<'created' | 'exists'>;
+  /**
+   * Writes the schedule; 'exists' when a schedule with its id is already there (a retried
+   * request); 'full' when the Organization already holds `pendingLimit` pending schedules.
+   */
+  create(schedule: NewSchedule): Promise<'created' | 'exists' | 'full'>;
   /** Removes a schedule that could not be armed (its timer failed), parts and all. */
   remove(scheduleId: string): Promise<void>;
   /** The head and, unless it is final, the message, read consistently; undefined when there is no such schedule. */

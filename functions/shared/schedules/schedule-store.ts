@@ -28,13 +28,14 @@ import { unlessConditionFails } from '../store/conditions';
 import { SCHEDULE_PARTITION, itemKey, schedulePartition } from '../store/table';
 import type { ValidMessage } from '../mail/valid-message';
 import { decodeMessage, encodeMessage, splitBody } from './message-codec';
+import { OrganizationSchedules } from './organization-schedules';
 import type { Finish, NewSchedule, ScheduleError, ScheduleHead, ScheduleState, ScheduleStore } from './schedule-model';
 import { FINAL_STATES, SCHEDULE_STATES, ScheduleStateError } from './schedule-model';
 
 export * from './schedule-model';
 
 type Item = Record<string, unknown>;
-const HEAD_FIELDS = ['pk', 'organizationId', 'userId', '#state', 'sendAt', 'dueAt', 'attempts', 'claimId', 'leaseUntil', 'messageId', '#error', 'updatedAt', 'tags'];
+const HEAD_FIELDS = ['pk', 'organizationId', 'userId', '#state', 'sendAt', 'dueAt', 'attempts', 'claimId', 'leaseUntil', 'messageId', '#error', 'updatedAt', 'tags', 'keyHash'];
 const NAMES = { '#state': 'state', '#error': 'error' };
 /** BatchWriteItem takes at most 25 items. */
 const BATCH_WRITE = 25;
@@ -55,6 +56,7 @@ function toHead(item: Item): ScheduleHead | undefined {
     ...(typeof item.error === 'object' && item.error !== null && { error: item.error as ScheduleError }),
     updatedAt: String(item.updatedAt),
     ...(isTagMap(item.tags) && { tags: item.tags }),
+    ...(typeof item.keyHash === 'string' && { keyHash: item.keyHash }),
   };
 }
 
@@ -63,13 +65,21 @@ function isTagMap(value: unknown): value is Record<string, string> {
 }
 
 export class DynamoDbScheduleStore implements ScheduleStore {
+  /** Each Organization's pending schedules: their bound, and who made them (organization-schedules.ts). */
+  readonly organizations: OrganizationSchedules;
+
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+  ) {
+    this.organizations = new OrganizationSchedules(client, tableName);
+  }
 
-  async create(schedule: NewSchedule): Promise<'created' | 'exists'> {
-    const { scheduleId, expiresAt } = schedule;
+  async create(schedule: NewSchedule): Promise<'created' | 'exists' | 'full'> {
+    const { scheduleId, expiresAt, message } = schedule;
+    // Its place under the Organization's bound first: a schedule is never written past it.
+    const entry = { ...schedule, recipients: [...message.to, ...message.cc, ...message.bcc], subject: message.subject };
+    if ((await this.organizations.hold(entry, schedule.pendingLimit, expiresAt)) === 'full') return 'full';
     const parts = splitBody(encodeMessage(schedule.message));
     if (parts.length > 1) {
       const items = parts.map((data, i) => ({ PutRequest: { Item: { ...itemKey.schedulePart(scheduleId, i), data, expiresAt } } }));
@@ -87,6 +97,7 @@ export class DynamoDbScheduleStore implements ScheduleStore {
       ...(parts.length === 1 && { body: parts[0] }),
       updatedAt: new Date(schedule.now).toISOString(),
       ...(schedule.message.tags && Object.keys(schedule.message.tags).length > 0 && { tags: { ...schedule.message.tags } }),
+      ...(schedule.keyHash && { keyHash: schedule.keyHash }),
       expiresAt,
     };
     const created = await unlessConditionFails(() =>
@@ -106,10 +117,12 @@ export class DynamoDbScheduleStore implements ScheduleStore {
   }
 
   async remove(scheduleId: string): Promise<void> {
-    const items = await this.partition(scheduleId, 'pk, sk');
+    const items = await this.partition(scheduleId, 'pk, sk, organizationId');
     for (let i = 0; i < items.length; i += BATCH_WRITE) {
       await this.writeAll(items.slice(i, i + BATCH_WRITE).map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })));
     }
+    const head = items.find((item) => item.sk === 'SCHED');
+    if (typeof head?.organizationId === 'string') await this.organizations.release(head.organizationId, scheduleId);
   }
 
   async load(scheduleId: string): Promise<{ head: ScheduleHead; message: ValidMessage | undefined } | undefined> {
@@ -191,7 +204,7 @@ export class DynamoDbScheduleStore implements ScheduleStore {
     if (!moved) throw new ScheduleStateError(`the claim on scheduled message ${scheduleId} was lost before sending`);
   }
 
-  finish(scheduleId: string, claimId: string | undefined, outcome: Finish, now: number): Promise<boolean> {
+  async finish(scheduleId: string, claimId: string | undefined, outcome: Finish, now: number): Promise<boolean> {
     const values: Item = { ':final': outcome.state, ':at': new Date(now).toISOString(), ':inFlight': 'InFlight' };
     const sets = ['#state = :final', 'updatedAt = :at'];
     if (outcome.state === 'Sent') {
@@ -206,8 +219,9 @@ export class DynamoDbScheduleStore implements ScheduleStore {
     const condition = claimId === undefined ? '#state = :inFlight AND leaseUntil < :now' : '(#state = :claimed OR #state = :inFlight) AND claimId = :claim';
     if (claimId === undefined) values[':now'] = now;
     else Object.assign(values, { ':claim': claimId, ':claimed': 'Claimed' });
-    return unlessConditionFails(() =>
-      this.client.send(
+    let before: Item | undefined;
+    const finished = await unlessConditionFails(async () => {
+      ({ Attributes: before } = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: itemKey.schedule(scheduleId),
@@ -216,9 +230,13 @@ export class DynamoDbScheduleStore implements ScheduleStore {
           ConditionExpression: `attribute_exists(pk) AND ${condition}`,
           ExpressionAttributeNames: { '#state': 'state', ...(outcome.state === 'Failed' && { '#error': 'error' }) },
           ExpressionAttributeValues: values,
+          // Whose it was: its place under the Organization's bound is given back.
+          ReturnValues: 'ALL_OLD',
         }),
-      ),
-    );
+      ));
+    });
+    if (finished && typeof before?.organizationId === 'string') await this.organizations.release(before.organizationId, scheduleId);
+    return finished;
   }
 
   retry(scheduleId: string, claimId: string, dueAt: number, now: number, fromInFlight = true): Promise<boolean> {
@@ -238,13 +256,15 @@ export class DynamoDbScheduleStore implements ScheduleStore {
     );
   }
 
-  cancel(scheduleId: string, organizationId: string, now: number): Promise<boolean> {
-    return this.update(scheduleId, '#state = :cancelled, updatedAt = :at', '#state = :scheduled AND organizationId = :org', {
+  async cancel(scheduleId: string, organizationId: string, now: number): Promise<boolean> {
+    const cancelled = await this.update(scheduleId, '#state = :cancelled, updatedAt = :at', '#state = :scheduled AND organizationId = :org', {
       ':cancelled': 'Cancelled',
       ':scheduled': 'Scheduled',
       ':org': organizationId.toLowerCase(),
       ':at': new Date(now).toISOString(),
     });
+    if (cancelled) await this.organizations.release(organizationId, scheduleId);
+    return cancelled;
   }
 
   async pending(): Promise<{ scheduleId: string; dueAt: number }[]> {

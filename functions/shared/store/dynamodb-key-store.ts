@@ -155,7 +155,7 @@ export class DynamoDbKeyStore {
     const user = await this.getUser(userId);
     await this.checkSenders(user, options.policy);
     if (!user.keyHash) throw new RecordNotFoundError(`user ${user.id} has no key; use "key generate" to create one`);
-    return this.writeKey(user.id, user.keyHash, options);
+    return { ...(await this.writeKey(user.id, user.keyHash, options)), replacedKeyHash: user.keyHash };
   }
 
   /** A key may be limited to senders its user's Organizations have, and no others. */
@@ -180,10 +180,12 @@ export class DynamoDbKeyStore {
     };
   }
 
-  async revoke(userId: string): Promise<void> {
+  /** Removes the user's key; returns the hash it had (the schedules that key made die with it). */
+  async revoke(userId: string): Promise<string> {
     const user = await this.getUser(userId);
     if (!user.keyHash) throw new RecordNotFoundError(`user ${user.id} has no key`);
     await this.apply(this.keyChange(user.id, user.keyHash, undefined));
+    return user.keyHash;
   }
 
   /**

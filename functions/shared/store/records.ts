@@ -42,6 +42,8 @@ export interface IssuedKey {
   /** The plain key: shown to the operator once, never stored. */
   readonly key: string;
   readonly createdAt: string;
+  /** The hash of the key it replaced (rotate): the schedules that key made die with it, or move to this one. */
+  readonly replacedKeyHash?: string;
 }
 
 export interface KeySummary {

@@ -1,0 +1,70 @@
+/**
+ * A schedule dies with its key (CONTRACT section 13 item 5; security audit round 3, finding 4).
+ * A leaked key could otherwise queue 30 days of mail that revoking it does not stop. Two walls:
+ *
+ * 1. When a key is revoked, or rotated without `--keep-schedules`, its pending schedules are
+ *    cancelled at once (`retireKeySchedules`): `Cancelled`, `email.cancelled`, timer disarmed.
+ *    With `--keep-schedules` they move to the new key instead.
+ * 2. At its time a schedule is sent only while the key that made it is still its user's key
+ *    (functions/scheduled/fire.ts); otherwise it is `Cancelled` then. This catches what (1)
+ *    cannot see: a schedule made while the key was being revoked, a retirement interrupted
+ *    half-way. It is also where a key that expires by the time the schedule fires is caught.
+ *
+ * `cancelSchedule` is the one way a waiting schedule is cancelled, for the cancel endpoint, the
+ * admin command line and (1) alike.
+ */
+import type { ScheduleNotices } from './notices';
+import type { ScheduleHead, ScheduleStore } from './schedule-model';
+import type { OrganizationSchedules, PendingEntry } from './organization-schedules';
+import type { ScheduleTimer } from './timer';
+
+export interface CancelScheduleDependencies {
+  readonly schedules: Pick<ScheduleStore, 'heads' | 'cancel'>;
+  /** Absent where no timer can be reached (the admin command line against the local stack): the timer then fires and does nothing. */
+  readonly timer: Pick<ScheduleTimer, 'disarm'> | undefined;
+  /** Absent where no webhook queue is configured. */
+  readonly notices: ScheduleNotices | undefined;
+  readonly now: () => number;
+  readonly warn: (message: string, details: Record<string, unknown>) => void;
+}
+
+/** Cancels a schedule still waiting: true when this call cancelled it (false: it was not waiting). */
+export async function cancelSchedule(head: ScheduleHead, deps: CancelScheduleDependencies): Promise<boolean> {
+  const now = deps.now();
+  if (!(await deps.schedules.cancel(head.scheduleId, head.organizationId, now))) return false;
+  await deps.timer?.disarm(head.scheduleId).catch((error: unknown) => {
+    deps.warn("could not delete a cancelled schedule's timer; it will fire and do nothing", { scheduleId: head.scheduleId, error });
+  });
+  await deps.notices?.notify({ status: 'Cancelled', organizationId: head.organizationId, scheduleId: head.scheduleId, sendAt: head.sendAt, at: now, tags: head.tags });
+  return true;
+}
+
+export interface KeyHolder {
+  readonly id: string;
+  /** The Organizations the user is a member of: where its schedules can be. */
+  readonly organizations: readonly string[];
+}
+
+export interface RetireDependencies extends CancelScheduleDependencies {
+  readonly organizations: Pick<OrganizationSchedules, 'list' | 'rekey'>;
+}
+
+/**
+ * After the user's key `oldHash` was revoked or rotated: cancels the schedules it made, or, with
+ * `keepOn` (the new key's hash), moves them to the new key. Returns the schedule ids of each.
+ */
+export async function retireKeySchedules(user: KeyHolder, oldHash: string, keepOn: string | undefined, deps: RetireDependencies): Promise<{ cancelled: string[]; kept: string[] }> {
+  const cancelled: string[] = [];
+  const kept: string[] = [];
+  for (const organizationId of user.organizations) {
+    const made = (await deps.organizations.list(organizationId)).filter((entry: PendingEntry) => entry.userId === user.id && entry.keyHash === oldHash);
+    if (made.length === 0) continue;
+    if (keepOn !== undefined) {
+      for (const entry of made) if (await deps.organizations.rekey(organizationId, entry.scheduleId, oldHash, keepOn)) kept.push(entry.scheduleId);
+      continue;
+    }
+    const heads = await deps.schedules.heads(made.map((entry) => entry.scheduleId));
+    for (const head of heads.values()) if (await cancelSchedule(head, deps)) cancelled.push(head.scheduleId);
+  }
+  return { cancelled, kept };
+}

@@ -1,0 +1,70 @@
+/**
+ * The operator's view of scheduled messages (CONTRACT section 13 item 5): `schedule list --org O`
+ * and `schedule cancel --org O --id S`, and what `key revoke` / `key rotate` do to the schedules
+ * the old key made (functions/shared/schedules/key-schedules.ts). The command line reaches
+ * neither the stack's timers nor its webhook queue: a schedule cancelled here is `Cancelled` in
+ * the table at once, and its timer, when it fires, finds it so and does nothing.
+ */
+import type { Command } from 'commander';
+import { isCanonicalUuid } from '../../functions/shared/domain/uuid';
+import type { RetireDependencies } from '../../functions/shared/schedules/key-schedules';
+import { cancelSchedule, retireKeySchedules } from '../../functions/shared/schedules/key-schedules';
+import { formatSendAt } from '../../functions/shared/schedules/notices';
+import { DynamoDbScheduleStore } from '../../functions/shared/schedules/schedule-store';
+import { InvalidArgumentError, RecordConflictError, RecordNotFoundError } from '../../functions/shared/store/records';
+import type { DynamoDbAdminStore } from './admin-store';
+import type { Leaf } from './command-frame';
+
+function scheduling(store: DynamoDbAdminStore): RetireDependencies {
+  const schedules = new DynamoDbScheduleStore(store.client, store.tableName);
+  return { schedules, organizations: schedules.organizations, timer: undefined, notices: undefined, now: Date.now, warn: () => undefined };
+}
+
+/**
+ * After `key revoke` or `key rotate`: the old key's pending schedules are cancelled, or with
+ * `keepOn` (the new key's hash) moved to the new key. Returns how many of each.
+ */
+export async function retireSchedulesOf(store: DynamoDbAdminStore, userId: string, oldHash: string, keepOn?: string): Promise<{ cancelled: number; kept: number }> {
+  const user = await store.getUser(userId);
+  const { cancelled, kept } = await retireKeySchedules(user, oldHash, keepOn, scheduling(store));
+  return { cancelled: cancelled.length, kept: kept.length };
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+function organizationOf(value: string): string {
+  const id = value.toLowerCase();
+  if (!isCanonicalUuid(id)) throw new InvalidArgumentError(`"${value}" is not an Organization id (a UUID)`);
+  return id;
+}
+
+export function addScheduleCommands(program: Command, leaf: Leaf): void {
+  const schedule = program.command('schedule').description("an Organization's scheduled messages not yet sent");
+  leaf(schedule, 'list', 'list the scheduled messages waiting for their time, soonest first: id, SendAt (UTC), recipients, subject, the user who made them', async (store, o) => {
+    const organizationId = organizationOf(o.org!);
+    const entries = await scheduling(store).organizations.list(organizationId);
+    const schedules = entries.map((entry) => ({
+      scheduleId: entry.scheduleId,
+      sendAt: formatSendAt(entry.sendAt),
+      recipients: entry.recipients,
+      subject: entry.subject,
+      userId: entry.userId,
+    }));
+    const lines = schedules.map((s) => `\n  ${s.scheduleId}  ${s.sendAt}  to ${s.recipients.join(', ')}  "${s.subject}"`).join('');
+    return { human: `Organization ${organizationId} has ${plural(schedules.length, 'scheduled message')} waiting${lines}`, json: { organizationId, schedules } };
+  }).requiredOption('--org <uuid>', 'Organization id');
+
+  leaf(schedule, 'cancel', 'cancel a scheduled message that has not been sent yet', async (store, o) => {
+    const organizationId = organizationOf(o.org!);
+    const scheduleId = o.id!.toLowerCase();
+    const parts = scheduling(store);
+    const head = isCanonicalUuid(scheduleId) ? (await parts.schedules.heads([scheduleId])).get(scheduleId) : undefined;
+    if (!head || head.organizationId !== organizationId) throw new RecordNotFoundError(`Organization ${organizationId} has no scheduled message ${o.id}`);
+    if (head.state !== 'Cancelled' && !(await cancelSchedule(head, parts))) {
+      throw new RecordConflictError(`scheduled message ${scheduleId} is ${head.state === 'Scheduled' ? 'being sent' : head.state.toLowerCase()}: it can no longer be cancelled`);
+    }
+    return { human: `Scheduled message ${scheduleId} of Organization ${organizationId} is cancelled; it will not be sent`, json: { organizationId, scheduleId, status: 'Cancelled' } };
+  })
+    .requiredOption('--org <uuid>', 'Organization id')
+    .requiredOption('--id <scheduleId>', 'the ScheduleId the send answer gave');
+}

@@ -1,0 +1,84 @@
+/**
+ * The scheduled-send function's own wall of "a schedule dies with its key" (security audit round
+ * 3, finding 4), against dynalite and the SES emulator with the real schedule store and the send
+ * handler: a schedule whose key was revoked or rotated away without its schedules being cancelled
+ * (made while the key was being revoked, or a retirement cut short) is `Cancelled` at its time and
+ * never sent, while one whose key is still current is sent; and a schedule's place under the
+ * Organization's bound is given back when it is sent, as when it is cancelled.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { FireDependencies } from '../../functions/scheduled/fire';
+import { fireSchedule } from '../../functions/scheduled/fire';
+import type { ScheduleTimer } from '../../functions/shared/schedules/timer';
+import type { Harness, Tenant } from '../support/harness';
+import { authorised, message, sendBody, startHarness } from '../support/harness';
+
+let harness: Harness;
+
+beforeAll(async () => {
+  harness = await startHarness();
+});
+afterAll(async () => harness?.stop());
+
+const timer: ScheduleTimer = { arm: async () => undefined, disarm: async () => undefined };
+const fireDeps: () => FireDependencies = () => ({
+  send: harness.deps,
+  schedules: harness.deps.scheduling.schedules,
+  timer,
+  notices: undefined,
+  logger: new Logger({ serviceName: 'schedule-key-fire-test', logLevel: 'SILENT' }),
+  // Its time has come.
+  now: () => Date.now() + 120_000,
+});
+const inAMinute = () => new Date(Math.ceil((Date.now() + 60_000) / 1_000) * 1_000).toISOString().slice(0, 19).replace('T', ' ');
+
+async function schedule(who: Tenant, subject: string, apiKey = who.apiKey) {
+  const result = await harness.invoke({ headers: authorised({ ...who, apiKey }), body: sendBody(who, [message({ Subject: subject, SendAt: inAMinute() })]) }, { scheduling: { ...harness.deps.scheduling, timer } });
+  return result.body.Messages[0] as { Status: string; ScheduleId?: string; Error?: { Code: string } };
+}
+
+const sent = async (subject: string) => (await harness.sentEmails()).filter((email) => email.subject === subject);
+const fire = (scheduleId: string) => fireSchedule(scheduleId, Date.now() + 10_000, fireDeps());
+
+describe('at its time, a schedule is sent only while its key is current', () => {
+  it('is Cancelled, never sent, when its key was revoked meanwhile', async () => {
+    const tenant = await harness.tenant();
+    const subject = `revoked ${randomUUID()}`;
+    const { ScheduleId } = await schedule(tenant, subject);
+    await harness.admin.revokeKey(tenant.userId);
+    expect(await fire(ScheduleId!)).toEqual({ kind: 'done', state: 'Cancelled' });
+    expect((await harness.deps.scheduling.schedules.heads([ScheduleId!])).get(ScheduleId!)).toMatchObject({ state: 'Cancelled' });
+    expect(await sent(subject)).toHaveLength(0);
+  });
+
+  it('is Cancelled when its key was rotated away, while one made with the new key is sent', async () => {
+    const tenant = await harness.tenant();
+    const [old, fresh] = [`rotated ${randomUUID()}`, `fresh ${randomUUID()}`];
+    const first = await schedule(tenant, old);
+    const { key } = await harness.admin.rotateKey(tenant.userId);
+    const second = await schedule(tenant, fresh, key);
+    expect(await fire(first.ScheduleId!)).toEqual({ kind: 'done', state: 'Cancelled' });
+    expect(await fire(second.ScheduleId!)).toEqual({ kind: 'done', state: 'Sent' });
+    expect(await sent(old)).toHaveLength(0);
+    expect(await sent(fresh)).toHaveLength(1);
+  });
+});
+
+describe("an Organization's bound on pending schedules", () => {
+  it('refuses past the bound with QuotaExceeded, and gives the place back once the schedule is sent or cancelled by its key', async () => {
+    const tenant = await harness.tenant();
+    await harness.admin.limits.set(tenant.organizationId, { scheduled: 1 });
+    const first = await schedule(tenant, `first ${randomUUID()}`);
+    expect(first.Status).toBe('Scheduled');
+    expect(await schedule(tenant, `over ${randomUUID()}`)).toMatchObject({ Status: 'Failed', Error: { Code: 'QuotaExceeded' } });
+    expect(await fire(first.ScheduleId!)).toEqual({ kind: 'done', state: 'Sent' });
+
+    const second = await schedule(tenant, `second ${randomUUID()}`);
+    expect(second.Status).toBe('Scheduled');
+    const { key } = await harness.admin.rotateKey(tenant.userId);
+    expect(await fire(second.ScheduleId!)).toEqual({ kind: 'done', state: 'Cancelled' });
+    expect((await schedule(tenant, `third ${randomUUID()}`, key)).Status).toBe('Scheduled');
+  });
+});

@@ -1,0 +1,125 @@
+/**
+ * A schedule dies with its key (security audit round 3, finding 4; docs/security-round-3.md), and
+ * an Organization's pending schedules are bounded, through the local stack over real HTTP and the
+ * admin command line, as a client and an operator see them: `key revoke` and `key rotate` cancel
+ * what the old key scheduled (`--keep-schedules` keeps it, on the new key), nothing cancelled is
+ * ever sent, `schedule list` / `schedule cancel` show and stop them, and past
+ * `org limits --scheduled N` a message with `SendAt` is `Failed: QuotaExceeded`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { TestStack, Tenant } from './helpers';
+import { admin, adminEnv, adminJson, messageBody, provisionTenant, send, sentEmails, startTestStack } from './helpers';
+
+let stack: TestStack;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  env = adminEnv(stack);
+});
+afterAll(async () => stack?.stop());
+
+/** `YYYY-MM-DD HH:MM:SS` (UTC) of the first whole second at least `ms` from now. */
+function inAbout(ms: number): { text: string; at: number } {
+  const at = Math.ceil((Date.now() + ms) / 1_000) * 1_000;
+  return { text: new Date(at).toISOString().slice(0, 19).replace('T', ' '), at };
+}
+
+const subjectOf = (tag: string) => `Keyed ${tag} ${Math.random().toString(36).slice(2)}`;
+const emailsWith = async (subject: string) => (await sentEmails(stack.sesUrl)).filter((email) => email.subject === subject);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function schedule(who: Tenant, subject: string, at: string, apiKey = who.apiKey): Promise<Record<string, any>> {
+  const response = await send(stack, apiKey, messageBody(who.organizationId, { SendAt: at, Subject: subject, To: ['success@simulator.amazonses.com'] }));
+  return ((await response.json()) as { Messages: Record<string, any>[] }).Messages[0]!;
+}
+
+async function statusOf(who: Tenant, scheduleId: string, apiKey = who.apiKey): Promise<string> {
+  const response = await fetch(stack.statusUrl, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ OrganizationId: who.organizationId, ScheduleIds: [scheduleId] }),
+  });
+  return ((await response.json()) as { Messages: { Status: string }[] }).Messages[0]!.Status;
+}
+
+/** A second member of the tenant's Organization, with a key of its own, to read statuses with. */
+async function observer(who: Tenant): Promise<string> {
+  const { id } = await adminJson(env, 'user', 'create', '--email', `${Math.random().toString(36).slice(2)}@users.example.net`);
+  await adminJson(env, 'member', 'add', '--org', who.organizationId, '--user', id);
+  return (await adminJson(env, 'key', 'generate', '--user', id)).key as string;
+}
+
+describe('a schedule dies with its key', () => {
+  it('key revoke cancels what the key scheduled: Cancelled at once, never sent, gone from schedule list', async () => {
+    const tenant = await provisionTenant(env);
+    const reader = await observer(tenant);
+    const subject = subjectOf('revoked');
+    const when = inAbout(3_000);
+    const { ScheduleId } = await schedule(tenant, subject, when.text);
+    expect((await adminJson(env, 'schedule', 'list', '--org', tenant.organizationId)).schedules).toEqual([
+      { scheduleId: ScheduleId, sendAt: when.text, recipients: ['success@simulator.amazonses.com'], subject, userId: tenant.userId },
+    ]);
+
+    expect(await adminJson(env, 'key', 'revoke', '--user', tenant.userId)).toEqual({ userId: tenant.userId, revoked: true, cancelledSchedules: 1 });
+    expect(await statusOf(tenant, ScheduleId, reader)).toBe('Cancelled');
+    expect((await adminJson(env, 'schedule', 'list', '--org', tenant.organizationId)).schedules).toEqual([]);
+    await sleep(when.at - Date.now() + 2_000);
+    expect(await emailsWith(subject)).toHaveLength(0);
+    expect(await statusOf(tenant, ScheduleId, reader)).toBe('Cancelled');
+  });
+
+  it('key rotate cancels them too; with --keep-schedules they stay, on the new key, and are sent', async () => {
+    const tenant = await provisionTenant(env);
+    const reader = await observer(tenant);
+    const [dropped, kept] = [subjectOf('rotated'), subjectOf('kept')];
+    const when = inAbout(4_000);
+    const first = await schedule(tenant, dropped, when.text);
+    const { key: second } = await adminJson(env, 'key', 'rotate', '--user', tenant.userId);
+    expect(await statusOf(tenant, first.ScheduleId, reader)).toBe('Cancelled');
+
+    const next = await schedule(tenant, kept, when.text, second);
+    await adminJson(env, 'key', 'rotate', '--user', tenant.userId, '--keep-schedules');
+    expect(await statusOf(tenant, next.ScheduleId, reader)).toBe('Scheduled');
+    await sleep(when.at - Date.now() + 2_500);
+    expect(await emailsWith(dropped)).toHaveLength(0);
+    expect(await emailsWith(kept)).toHaveLength(1);
+  });
+
+  it('schedule cancel stops one (and refuses another Organization\'s), without touching the rest', async () => {
+    const tenant = await provisionTenant(env);
+    const stranger = await provisionTenant(env);
+    const [stopped, left] = [subjectOf('stopped'), subjectOf('left')];
+    const when = inAbout(3_000);
+    const a = await schedule(tenant, stopped, when.text);
+    const b = await schedule(tenant, left, when.text);
+    const refused = await admin(env, 'schedule', 'cancel', '--org', stranger.organizationId, '--id', a.ScheduleId, '--json');
+    expect(refused.code).toBe(3);
+    expect(await adminJson(env, 'schedule', 'cancel', '--org', tenant.organizationId, '--id', a.ScheduleId)).toEqual({ organizationId: tenant.organizationId, scheduleId: a.ScheduleId, status: 'Cancelled' });
+    expect((await adminJson(env, 'schedule', 'list', '--org', tenant.organizationId)).schedules.map((s: { scheduleId: string }) => s.scheduleId)).toEqual([b.ScheduleId]);
+    await sleep(when.at - Date.now() + 2_000);
+    expect(await emailsWith(stopped)).toHaveLength(0);
+    expect(await emailsWith(left)).toHaveLength(1);
+  });
+});
+
+describe('pending schedules are bounded per Organization', () => {
+  it('past org limits --scheduled N a SendAt message is Failed: QuotaExceeded (429); a cancel makes room; other Organizations are not affected', async () => {
+    const tenant = await provisionTenant(env);
+    const other = await provisionTenant(env);
+    expect(await adminJson(env, 'org', 'limits', '--org', tenant.organizationId, '--scheduled', '2')).toMatchObject({ scheduled: 2 });
+    const later = inAbout(60_000).text;
+    const [a, b] = [await schedule(tenant, subjectOf('1'), later), await schedule(tenant, subjectOf('2'), later)];
+    expect([a.Status, b.Status]).toEqual(['Scheduled', 'Scheduled']);
+
+    const response = await send(stack, tenant.apiKey, messageBody(tenant.organizationId, { SendAt: later, Subject: subjectOf('3') }));
+    expect(response.status).toBe(429);
+    expect(((await response.json()) as { Messages: unknown[] }).Messages[0]).toMatchObject({ Status: 'Failed', Error: { Code: 'QuotaExceeded', Retryable: true } });
+    expect((await schedule(other, subjectOf('other'), later)).Status).toBe('Scheduled');
+
+    await adminJson(env, 'schedule', 'cancel', '--org', tenant.organizationId, '--id', a.ScheduleId);
+    expect((await schedule(tenant, subjectOf('4'), later)).Status).toBe('Scheduled');
+    // The default is 10,000: 0 restores it.
+    expect(await adminJson(env, 'org', 'limits', '--org', tenant.organizationId, '--scheduled', '0')).toMatchObject({ scheduled: 10_000 });
+  });
+});
