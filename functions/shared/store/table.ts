@@ -17,8 +17,10 @@
  *
  * A paused Organization carries `pausedAt` and `pausedReason` on its ORG item (see
  * dynamodb-reputation-store.ts), so the send path learns it from the read it already makes.
- * | scheduled message   | SCHED#<scheduleId>   | SCHED   | organizationId, userId, state, sendAt, dueAt, body? (see schedules/) |
+ * | scheduled message   | SCHED#<scheduleId>   | SCHED   | organizationId, userId, keyHash, state, sendAt, dueAt, body? (see schedules/) |
  * | … its larger body   | SCHED#<scheduleId>   | PART#nnnn | data (binary), expiresAt                      |
+ * | pending schedules   | SCHED#org#<orgId>    | PENDING | pending (count; schedules/organization-schedules.ts) |
+ * | … one waiting       | SCHED#org#<orgId>    | S#<scheduleId> | userId, keyHash, sendAt, recipients, subject, expiresAt |
  * | activity            | ACT#<orgId>          | <sent at>#<msgId> | messageId, sentAt, from, recipients, subject, status, v, expiresAt |
  * | activity, by address| ACTR#<orgId>#<address> | <sent at>#<msgId> | the same row, once per recipient          |
  */
