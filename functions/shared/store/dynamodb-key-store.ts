@@ -20,7 +20,7 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeleteCommandInput, PutCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { generateApiKey, hashApiKey, keyLastFour, maskApiKey } from '../domain/api-keys';
 import type { KeyPolicy } from '../domain/key-policy';
 import { KeyPolicyError, sendersOutside } from '../domain/key-policy';
@@ -28,13 +28,14 @@ import { parseEmailAddress } from '../domain/email-address';
 import type { OrganizationLimits } from '../domain/org-limits';
 import { readLimits } from '../domain/org-limits';
 import type { Pause } from '../domain/reputation';
-import { conditionally, unlessConditionFails } from './conditions';
+import { conditionally } from './conditions';
+import { SWEEP_MIN_AGE_MS, sweepOrphanKeys } from './key-sweep';
 import { readPause } from './organization-pause';
 import type { IssuedKey, KeySummary } from './records';
 import { RecordConflictError, RecordNotFoundError } from './records';
 import type { StoredUser } from './stored-user';
 import { toUser } from './stored-user';
-import { LAST_USED_ATTRIBUTE, LIMITS_ATTRIBUTE, ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, itemKey } from './table';
+import { LAST_USED_ATTRIBUTE, LIMITS_ATTRIBUTE, ORGANIZATION_NAME_ATTRIBUTES, itemKey } from './table';
 
 export type { StoredUser } from './stored-user';
 
@@ -74,12 +75,6 @@ interface KeyChange {
   /** The replaced key's item, inert from the commit on. */
   readonly retire?: DeleteCommandInput;
 }
-
-/**
- * A key item younger than this may belong to a change still in flight (written, not yet
- * committed), so the sweep leaves it alone. Longer than any function or CLI call runs.
- */
-export const SWEEP_MIN_AGE_MS = 15 * 60_000;
 
 export class DynamoDbKeyStore {
   constructor(
@@ -188,45 +183,10 @@ export class DynamoDbKeyStore {
     return user.keyHash;
   }
 
-  /**
-   * Removes every key item older than `minAgeMs` whose user does not name its hash (left by an
-   * interrupted key change, or by the rotate race of earlier versions); returns how many. A scan
-   * of the key partitions: an operator's command, never on a request path.
-   */
+  /** Removes the key items nobody holds, older than `minAgeMs` (key-sweep.ts); returns how many. */
   async sweepOrphans(minAgeMs: number = SWEEP_MIN_AGE_MS): Promise<number> {
     const before = new Date(this.now().getTime() - minAgeMs).toISOString();
-    let removed = 0;
-    let start: Item | undefined;
-    do {
-      const page = await this.client.send(
-        new ScanCommand({
-          TableName: this.tableName,
-          FilterExpression: 'begins_with(pk, :key) AND sk = :sk AND (attribute_not_exists(createdAt) OR createdAt < :before)',
-          ExpressionAttributeValues: { ':key': PARTITIONS.apiKey, ':sk': 'KEY', ':before': before },
-          ProjectionExpression: 'pk, userId',
-          ...(start && { ExclusiveStartKey: start }),
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        const keyHash = String(item.pk).slice(PARTITIONS.apiKey.length);
-        const holder = typeof item.userId === 'string' ? await this.getUser(item.userId).catch(() => undefined) : undefined;
-        if (holder?.keyHash === keyHash) continue;
-        const deleted = await unlessConditionFails(() =>
-          this.client.send(
-            new DeleteCommand({
-              TableName: this.tableName,
-              Key: itemKey.apiKey(keyHash),
-              // Unchanged since it was read: a (vanishingly unlikely) new item of that hash stays.
-              ConditionExpression: item.userId === undefined ? 'attribute_not_exists(userId)' : 'userId = :user',
-              ...(item.userId !== undefined && { ExpressionAttributeValues: { ':user': item.userId } }),
-            }),
-          ),
-        );
-        if (deleted) removed++;
-      }
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return removed;
+    return sweepOrphanKeys({ client: this.client, tableName: this.tableName, before, userOf: (id) => this.getUser(id).catch(() => undefined) });
   }
 
   private async writeKey(userId: string, oldHash: string | undefined, options: KeyOptions): Promise<IssuedKey> {
