@@ -19,6 +19,7 @@ import { DynamoDbIdempotencyStore } from '../shared/store/dynamodb-idempotency-s
 import { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
 import { DynamoDbSendBudget } from '../shared/store/dynamodb-send-budget';
 import { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
+import { DynamoDbTemplateStore } from '../shared/templates/template-store';
 import { DynamoDbWebhookStore } from '../shared/webhooks/webhook-store';
 import { Pacer } from './pacing';
 import { pausingOnTenantRefusal } from './tenant-pause';
@@ -60,5 +61,6 @@ export function createDependencies(config: Config, clients: ClientOptions = {}, 
     metrics,
     now: Date.now,
     scheduling: createSchedulingDependencies(config, dynamoDb, logger, clients, local),
+    templates: new DynamoDbTemplateStore(dynamoDb, config.tableName),
   };
 }

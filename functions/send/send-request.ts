@@ -26,6 +26,8 @@ import { scheduleMessages } from './scheduling';
 import type { MessageResult, SendOptions } from './sending';
 import { sendMessages } from './sending';
 import { applySuppressions } from './suppression';
+import { renderTemplates } from './templated';
+import type { TemplateReader } from '../shared/templates/template-store';
 import type { ValidMessage } from '../shared/mail/valid-message';
 import { validateSendRequest } from './validation';
 
@@ -45,6 +47,8 @@ export interface SendDependencies {
   readonly now: () => number;
   /** Where messages with a `SendAt` still ahead wait for their time (CONTRACT section 13). */
   readonly scheduling: SchedulingDependencies;
+  /** Stored templates (CONTRACT section 14), read only for a message that names one. */
+  readonly templates: TemplateReader;
 }
 
 export interface SendInput {
@@ -79,6 +83,9 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   }
   authoriseSending(organization);
   authoriseSenders(request.messages, organization, caller.policy);
+  // Rendered once the caller is known to belong: a template's existence is the Organization's business.
+  // The idempotency fingerprint stays the client's own request (below), not what it rendered to.
+  const messages: readonly ValidMessage[] = await renderTemplates(request.messages, request.organizationId, deps.templates);
 
   let session: IdempotentSession | undefined;
   let known: ReadonlyMap<number, MessageResult> = new Map();
@@ -98,7 +105,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   // Which messages wait for their SendAt is decided by the first attempt's clock: a retry that
   // resumes it after a SendAt passed must not send now what the first attempt scheduled.
   const now = session ? Math.min(deps.now(), session.startedAt) : deps.now();
-  const unsent = request.messages.filter((message) => !known.has(message.index));
+  const unsent = messages.filter((message) => !known.has(message.index));
   const hooks = session && checkpointHooks(session, deps.logger, input.requestId);
   // Sent first, scheduled after: a fault that fails the request (503: storage) then comes before
   // anything was scheduled, so nothing is scheduled twice by a client's retry.

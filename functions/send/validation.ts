@@ -9,26 +9,27 @@ import { ValidationProblem } from '../shared/http/problems';
 import type { Json } from '../shared/http/body-rules';
 import { ILL_FORMED, ProblemList, isObject, own, textField as text, unknownFields, validateOrganizationId } from '../shared/http/body-rules';
 import { codePointLength, isWellFormedText } from '../shared/domain/unicode';
-import { CONTROL_CHARACTERS } from '../shared/domain/header-safety';
+import { CONTROL_CHARACTERS, MAX_SUBJECT_LENGTH } from '../shared/domain/header-safety';
 import type { ValidMessage } from '../shared/mail/valid-message';
 import { DEFAULTS } from '../shared/runtime/config';
 import { parseExpiration, TIME_FORMAT_RULE } from './expiry';
 import { CONTENT_FIELDS, validateMessageContent } from './message-content';
 import type { SendAtRules } from './send-at';
 import { readSendAt } from './send-at';
+import type { TemplateUse } from '../shared/templates/template-rules';
+import { TEMPLATE_FIELD, WRITTEN_FIELDS, readTemplateUse } from './templated';
 
 /** Amazon SES accepts at most 50 recipients per message. */
 export const MAX_RECIPIENTS = 50;
 /** Lists longer than this many times their limit are reported by count only. */
 export const OVERSIZED_LIST_FACTOR = 10;
-/** RFC 5322 line length limit, applied to the whole subject. */
-export const MAX_SUBJECT_LENGTH = 998;
+export { MAX_SUBJECT_LENGTH } from '../shared/domain/header-safety';
 /** A friendly name longer than this is no name; SES folds the header, but mail clients cut it. */
 export const MAX_DISPLAY_NAME_LENGTH = 256;
 
 
 const TOP_LEVEL_FIELDS = new Set(['OrganizationId', 'organizationId', 'Messages']);
-const MESSAGE_FIELDS = new Set(['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime', 'SendAt', ...CONTENT_FIELDS]);
+const MESSAGE_FIELDS = new Set(['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime', 'SendAt', TEMPLATE_FIELD, ...CONTENT_FIELDS]);
 
 export interface SendRequest {
   /** Lower-case, for lookups. */
@@ -84,6 +85,32 @@ function validateRecipients(message: Json, base: string, problems: ProblemList):
   return result;
 }
 
+/** The written content of a message: its subject and bodies. */
+function validateWritten(value: Json, base: string, problems: ProblemList): { subject: string | undefined; bodies: Partial<Record<'TextContent' | 'HtmlContent', string>> } {
+  let subject: string | undefined;
+  const bodies: Partial<Record<'TextContent' | 'HtmlContent', string>> = {};
+  const subjectValue = own(value, 'Subject');
+  if (subjectValue === undefined || subjectValue === null) problems.add(`${base}/Subject`, 'required');
+  else if ((subject = headerText(subjectValue, `${base}/Subject`, problems)) !== undefined) {
+    if (subject === '') problems.add(`${base}/Subject`, 'must not be empty');
+    else if (codePointLength(subject) > MAX_SUBJECT_LENGTH) problems.add(`${base}/Subject`, `must be at most ${MAX_SUBJECT_LENGTH} characters`);
+  }
+
+  let badBodyType = false;
+  for (const field of ['TextContent', 'HtmlContent'] as const) {
+    const content = own(value, field);
+    if (content === undefined || content === null) continue;
+    const body = text(content, `${base}/${field}`, problems);
+    if (body !== undefined) bodies[field] = body;
+    else badBodyType = true;
+  }
+  if (!bodies.TextContent && !bodies.HtmlContent && !badBodyType) {
+    const given = bodies.TextContent !== undefined || bodies.HtmlContent !== undefined;
+    problems.add(`${base}/TextContent`, given ? 'TextContent or HtmlContent must not be empty' : 'TextContent or HtmlContent is required');
+  }
+  return { subject, bodies };
+}
+
 function validateMessage(value: unknown, index: number, problems: ProblemList, limits: ValidationLimits): ValidMessage | undefined {
   const base = `/Messages/${index}`;
   if (!isObject(value)) {
@@ -111,27 +138,17 @@ function validateMessage(value: unknown, index: number, problems: ProblemList, l
     problems.add(`${base}/DisplayName`, `must be at most ${MAX_DISPLAY_NAME_LENGTH} characters`);
   }
 
-  const subjectValue = own(value, 'Subject');
+  const templateValue = own(value, TEMPLATE_FIELD) ?? undefined;
+  let templateUse: TemplateUse | undefined;
   let subject: string | undefined;
-  if (subjectValue === undefined || subjectValue === null) problems.add(`${base}/Subject`, 'required');
-  else if ((subject = headerText(subjectValue, `${base}/Subject`, problems)) !== undefined) {
-    if (subject === '') problems.add(`${base}/Subject`, 'must not be empty');
-    else if (codePointLength(subject) > MAX_SUBJECT_LENGTH) problems.add(`${base}/Subject`, `must be at most ${MAX_SUBJECT_LENGTH} characters`);
-  }
-
-  const bodies: Partial<Record<'TextContent' | 'HtmlContent', string>> = {};
-  let badBodyType = false;
-  for (const field of ['TextContent', 'HtmlContent'] as const) {
-    const content = own(value, field);
-    if (content === undefined || content === null) continue;
-    const body = text(content, `${base}/${field}`, problems);
-    if (body !== undefined) bodies[field] = body;
-    else badBodyType = true;
-  }
-  if (!bodies.TextContent && !bodies.HtmlContent && !badBodyType) {
-    const given = bodies.TextContent !== undefined || bodies.HtmlContent !== undefined;
-    problems.add(`${base}/TextContent`, given ? 'TextContent or HtmlContent must not be empty' : 'TextContent or HtmlContent is required');
-  }
+  let bodies: Partial<Record<'TextContent' | 'HtmlContent', string>> = {};
+  if (templateValue !== undefined) {
+    for (const field of WRITTEN_FIELDS) {
+      if ((own(value, field) ?? undefined) !== undefined) problems.add(`${base}/${field}`, `give either Template or Subject, TextContent and HtmlContent, not both`);
+    }
+    templateUse = readTemplateUse(templateValue, `${base}/${TEMPLATE_FIELD}`, problems);
+    subject = '';
+  } else ({ subject, bodies } = validateWritten(value, base, problems));
 
   const expirationValue = own(value, 'ExpirationDateTime');
   let expiresAt: number | undefined;
@@ -160,6 +177,7 @@ function validateMessage(value: unknown, index: number, problems: ProblemList, l
     ...(expiresAt !== undefined && { expiresAt }),
     ...content,
     ...(sendAt !== undefined && { sendAt }),
+    ...(templateUse && { templateUse }),
   };
 }
 

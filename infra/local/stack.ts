@@ -23,6 +23,9 @@ import { startLocalScheduledSend } from './local-scheduler';
 import { CANCEL_PATH } from '../../functions/cancel/handler';
 import { DynamoDbScheduleStore } from '../../functions/shared/schedules/schedule-store';
 import { STATUS_PATH } from '../../functions/status/handler';
+import { TEMPLATE_ROUTES } from '../../functions/shared/http/api-routes';
+import { createTemplateDependencies } from '../../functions/templates/dependencies';
+import { createTemplateHandler, TEMPLATES_PATH } from '../../functions/templates/handler';
 import type { RunningService } from './emulators';
 import type { DemoState, DemoTenant } from './seed';
 import { curlCommand, ensureDemo } from './seed';
@@ -236,6 +239,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         { method: 'POST', url: sendUrl },
         { method: 'POST', url: statusUrl },
         { method: 'POST', url: cancelUrl },
+        { method: 'GET', url: `${apiUrl}${TEMPLATES_PATH}` },
       ],
       settingsPage: settingsUrl,
       ...(viewerUrl && { mailViewer: viewerUrl }),
@@ -246,7 +250,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // lives as long as the (equally unsaved) table does.
     const sealing = dataDir ? { LOCAL_DATA_DIR: dataDir } : { LOCAL_SEALING_KEY: randomBytes(32).toString('base64') };
     const settingsEnv = { ...process.env, ...options.serviceEnv, ...sealing };
-    api.setHandler(handler as unknown as LambdaHandler, [lifecycle.statusRoute, scheduled.cancelRoute, ...settingsRoutes({ provider, store: config, credentials, env: settingsEnv })]);
+    // The templates function, one route per method and path as in the HTTP API.
+    const templates = createTemplateHandler(createTemplateDependencies(config, { credentials })) as unknown as LambdaHandler;
+    const templateRoutes = TEMPLATE_ROUTES.flatMap((route) => route.methods.map((method) => ({ method, path: route.path, handler: templates, functionName: 'email-send-api-templates-local' })));
+    api.setHandler(handler as unknown as LambdaHandler, [lifecycle.statusRoute, scheduled.cancelRoute, ...templateRoutes, ...settingsRoutes({ provider, store: config, credentials, env: settingsEnv })]);
 
     const demo = demoState.status === 'broken' ? undefined : { ...demoState.demo, status: demoState.status, curl: curlCommand(sendUrl, demoState.demo) };
     return {

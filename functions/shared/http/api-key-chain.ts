@@ -41,6 +41,17 @@ export interface ApiKeyChainOptions {
   /** The scope a key needs for this endpoint (docs/keys.md). */
   readonly scope: KeyScope;
   readonly tracing?: Tracing | undefined;
+  /** Methods whose requests carry no body (GET, DELETE): the body steps are skipped for them. */
+  readonly bodyless?: readonly string[];
+}
+
+/** The middlewares, their `before` skipped for requests whose method carries no body. */
+function forBodies<E extends { requestContext: { http: { method: string } } }>(bodyless: readonly string[], middlewares: middy.MiddlewareObj<E>[]): middy.MiddlewareObj<E>[] {
+  if (bodyless.length === 0) return middlewares;
+  return middlewares.map((middleware) => {
+    const { before } = middleware;
+    return before ? { ...middleware, before: async (request) => (bodyless.includes(request.event.requestContext.http.method.toUpperCase()) ? undefined : before(request)) } : middleware;
+  });
 }
 
 export function apiKeyChain(options: ApiKeyChainOptions) {
@@ -57,7 +68,7 @@ export function apiKeyChain(options: ApiKeyChainOptions) {
     .use(problemResponses({ logger, typeBase: options.problemTypeBase }))
     .use(route(options.route))
     .use(requireBearer())
-    .use(bodyLimits({ maxBytes: options.maxBodyBytes }))
+    .use(forBodies(options.bodyless ?? [], [bodyLimits({ maxBytes: options.maxBodyBytes })]))
     .use(
       authenticateCaller({
         resolve: async (authorization) => {
@@ -67,5 +78,5 @@ export function apiKeyChain(options: ApiKeyChainOptions) {
         },
       }),
     )
-    .use(jsonBody());
+    .use(forBodies(options.bodyless ?? [], jsonBody()));
 }

@@ -191,6 +191,17 @@ export class NotFoundProblem extends HttpProblem {
   }
 }
 
+/** No template of that name in the Organization, or not that version (404, CONTRACT section 14). */
+export class TemplateNotFoundProblem extends HttpProblem {
+  constructor(name: string, version?: number, options?: ErrorOptions) {
+    super(404, 'template-not-found', 'Template not found', {
+      ...options,
+      detail: version === undefined ? `The Organization has no template named "${name}".` : `The template "${name}" has no version ${version}.`,
+    });
+    this.name = 'TemplateNotFoundProblem';
+  }
+}
+
 /** The path exists but not for that method (405). */
 export class MethodNotAllowedProblem extends HttpProblem {
   constructor(method: string, allow: readonly string[], options?: ErrorOptions & { readonly detail?: string }) {

@@ -12,8 +12,8 @@ import { deserialize, serialize } from 'node:v8';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { ValidMessage } from '../mail/valid-message';
 
-/** What one item carries of a body: well under 400 KB, leaving room for the key and attributes. */
-export const PART_BYTES = 350 * 1024;
+export { PART_BYTES, splitBody } from '../store/item-parts';
+
 
 export function encodeMessage(message: ValidMessage): Buffer {
   return gzipSync(serialize(message));
@@ -23,9 +23,3 @@ export function decodeMessage(bytes: Uint8Array): ValidMessage {
   return deserialize(gunzipSync(bytes)) as ValidMessage;
 }
 
-/** The body in parts of at most `size` bytes (one part, possibly empty, at least). */
-export function splitBody(body: Uint8Array, size = PART_BYTES): Uint8Array[] {
-  const parts: Uint8Array[] = [];
-  for (let offset = 0; offset < body.length || parts.length === 0; offset += size) parts.push(body.subarray(offset, offset + size));
-  return parts;
-}

@@ -22,6 +22,7 @@
  * | pending schedules   | SCHED#org#<orgId>    | PENDING | pending (count; schedules/organization-schedules.ts) |
  * | … one waiting       | SCHED#org#<orgId>    | S#<scheduleId> | userId, keyHash, sendAt, recipients, subject, expiresAt |
  * | activity            | ACT#<orgId>          | <sent at>#<msgId> | messageId, sentAt, from, recipients, subject, status, v, expiresAt |
+ * | template, versions  | TPL#<orgId>          | T#<name>, V#<name>#<n>, COUNT | see templates/template-store.ts     |
  * | activity, by address| ACTR#<orgId>#<address> | <sent at>#<msgId> | the same row, once per recipient          |
  */
 import { mailboxOf } from '../domain/email-address';
@@ -44,6 +45,8 @@ const P = PARTITIONS;
 export const DELIVERY_PARTITIONS = { message: 'MSG#', suppression: 'SUPP#', webhook: 'HOOK#', reputation: 'REP#' } as const;
 /** Scheduled messages (CONTRACT section 13): written by the send function, read and moved on by the scheduled-send, cancel and status functions. */
 export const SCHEDULE_PARTITION = 'SCHED#';
+/** An Organization's templates (CONTRACT section 14, templates/template-store.ts): written by the templates function, read by it and the send path. */
+export const TEMPLATE_PARTITION = 'TPL#';
 /** Partitions of the settings page's Activity list (store/dynamodb-activity-store.ts): written by the events function, read by the settings API. */
 export const ACTIVITY_PARTITIONS = { organization: 'ACT#', recipient: 'ACTR#' } as const;
 const D = DELIVERY_PARTITIONS;

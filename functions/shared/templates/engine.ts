@@ -1,0 +1,231 @@
+/**
+ * The template engine: Handlebars 4 (the reference implementation, the syntax Amazon SES templates
+ * use), held to a small, safe subset. Loaded with a dynamic `import()` only when a template is
+ * checked or rendered, so a send without one never pays for it at cold start.
+ *
+ * Safety, in three layers:
+ * 1. **The subset** (`checkTemplate`): `{{path}}`, `{{#if}}`, `{{#unless}}`, `{{#each}}` (with
+ *    `{{else}}`, block parameters and `@index`/`@key`/`@first`/`@last`/`@root`), comments. No
+ *    partials, decorators, custom or built-in helpers beyond those three, sub-expressions, literal
+ *    arguments, triple-stash or `{{&}}` (they would skip the HTML escaping), and no path segment
+ *    that names a prototype member (`constructor`, `__proto__`, …). Refused with the field and
+ *    line, before anything is stored.
+ * 2. **Strict mode** on a private Handlebars environment with only `if`, `unless` and `each`
+ *    registered, prototype access off (Handlebars' default since 4.6).
+ * 3. **Variables seen through a proxy** that counts every lookup (nested `{{#each}}` multiply: a
+ *    rendering past `TEMPLATE_LIMITS.renderSteps` stops) and records the JSON pointer of a missing
+ *    variable, so the client learns `/Variables/user/firstName`, not Handlebars' `[object Object]`.
+ *
+ * Values are HTML-escaped in `HtmlContent` only (Handlebars' own escaping); `Subject` and
+ * `TextContent` get them as written.
+ */
+import Handlebars from 'handlebars';
+import type { TemplateContent, TemplateField } from './template-rules';
+import { TEMPLATE_FIELDS, TEMPLATE_LIMITS } from './template-rules';
+
+type Node = { readonly type: string; readonly loc?: { readonly start: { readonly line: number } } } & Record<string, unknown>;
+type Path = Node & { readonly original: string; readonly parts: readonly string[]; readonly data: boolean; readonly head?: unknown };
+
+/** A problem in one field of a template's source, at a line. */
+export interface SourceProblem {
+  readonly field: TemplateField;
+  readonly line: number | undefined;
+  readonly detail: string;
+}
+
+/** A problem while rendering: a missing variable (its pointer below `Variables`), or a field at fault. */
+export type RenderProblem = { readonly kind: 'missing'; readonly pointer: string } | { readonly kind: 'field'; readonly field: TemplateField; readonly detail: string };
+
+export type Rendered = Partial<Record<TemplateField, string>>;
+
+const BLOCK_HELPERS = new Set(['if', 'unless', 'each']);
+const DATA_VARIABLES = new Set(['index', 'key', 'first', 'last', 'root']);
+/** Names Handlebars knows as helpers: as a bare `{{name}}` they would call it, not read a variable. */
+const HELPER_NAMES = new Set([...BLOCK_HELPERS, 'with', 'lookup', 'log', 'helperMissing', 'blockHelperMissing']);
+const PROTOTYPE_NAMES = new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Array.prototype), '__proto__', 'prototype']);
+
+// A private environment: nothing registered elsewhere in the process can reach these templates.
+const engine = Handlebars.create();
+for (const helper of ['with', 'lookup', 'log']) engine.unregisterHelper(helper);
+const COMPILE_OPTIONS = { strict: true, knownHelpersOnly: true, knownHelpers: { if: true, unless: true, each: true } } as const;
+
+class SubsetWalker {
+  readonly problems: SourceProblem[] = [];
+  constructor(private readonly field: TemplateField) {}
+
+  private refuse(node: Node, detail: string): void {
+    this.problems.push({ field: this.field, line: node.loc?.start.line, detail });
+  }
+
+  private path(node: Node, role: string): void {
+    if (node.type !== 'PathExpression') {
+      this.refuse(node, `${role} must be a variable name, not a ${node.type.replace(/Literal$/, '').toLowerCase()} literal or sub-expression`);
+      return;
+    }
+    const path = node as Path;
+    if (path.data && !DATA_VARIABLES.has(String(path.parts[0] ?? (path.head as { original?: string } | undefined)?.original))) {
+      this.refuse(node, `"@${path.parts[0] ?? ''}" is not one of @index, @key, @first, @last, @root`);
+    }
+    const named = path.parts.find((part) => PROTOTYPE_NAMES.has(part));
+    if (named !== undefined) this.refuse(node, `"${named}" names a built-in property, not a variable`);
+  }
+
+  walk(node: Node | undefined): void {
+    if (!node) return;
+    switch (node.type) {
+      case 'Program':
+        for (const statement of node.body as Node[]) this.walk(statement);
+        return;
+      case 'ContentStatement':
+      case 'CommentStatement':
+        return;
+      case 'MustacheStatement': {
+        const path = node.path as Path;
+        if (!node.escaped) this.refuse(node, 'triple braces "{{{ }}}" and "{{& }}" are not allowed: every value is escaped as its field requires');
+        if ((node.params as Node[]).length > 0 || node.hash) this.refuse(node, `"{{${path.original ?? ''} …}}" calls a helper; only {{variable}}, {{#if}}, {{#unless}} and {{#each}} are allowed`);
+        else if (path.type === 'PathExpression' && HELPER_NAMES.has(path.original)) this.refuse(node, `"{{${path.original}}}" is a helper name, not a variable`);
+        else this.path(path, 'a {{value}}');
+        return;
+      }
+      case 'BlockStatement': {
+        const path = node.path as Path;
+        const params = node.params as Node[];
+        if (!BLOCK_HELPERS.has(path.original)) {
+          this.refuse(node, `"{{#${path.original ?? ''}}}" is not allowed; the blocks are {{#if}}, {{#unless}} and {{#each}}`);
+          return;
+        }
+        if (params.length !== 1 || node.hash) this.refuse(node, `{{#${path.original}}} takes exactly one variable`);
+        else this.path(params[0] as Node, `the argument of {{#${path.original}}}`);
+        this.walk(node.program as Node | undefined);
+        this.walk(node.inverse as Node | undefined);
+        return;
+      }
+      case 'PartialStatement':
+      case 'PartialBlockStatement':
+        this.refuse(node, 'partials ("{{> name}}") are not allowed');
+        return;
+      default:
+        this.refuse(node, `"${node.type}" is not allowed; only {{variable}}, {{#if}}, {{#unless}} and {{#each}} are`);
+    }
+  }
+}
+
+/** Handlebars' parse errors say "Parse error on line N:" and then draw the spot; the first line of the reason is enough. */
+function parseProblem(field: TemplateField, error: unknown): SourceProblem {
+  const message = error instanceof Error ? error.message : String(error);
+  const line = /line (\d+)/.exec(message)?.[1];
+  const reason = message.split('\n').at(-1)?.replace(/^Expecting .*, got /, 'unexpected ') ?? message;
+  return { field, line: line === undefined ? undefined : Number(line), detail: `not valid Handlebars: ${reason.slice(0, 200)}` };
+}
+
+/** Every problem of a template's source, per field; empty when it compiles within the subset. */
+export function checkTemplate(content: TemplateContent): SourceProblem[] {
+  const problems: SourceProblem[] = [];
+  for (const field of TEMPLATE_FIELDS) {
+    const source = content[field];
+    if (source === undefined) continue;
+    let ast: Node;
+    try {
+      ast = engine.parse(source) as unknown as Node;
+    } catch (error) {
+      problems.push(parseProblem(field, error));
+      continue;
+    }
+    const walker = new SubsetWalker(field);
+    walker.walk(ast);
+    problems.push(...walker.problems);
+  }
+  return problems;
+}
+
+type Compiled = Partial<Record<TemplateField, HandlebarsTemplateDelegate>>;
+
+/** Compiles a checked template (call `checkTemplate` first: only the subset is safe). */
+export function compileTemplate(content: TemplateContent): Compiled {
+  const compiled: Compiled = {};
+  for (const field of TEMPLATE_FIELDS) {
+    const source = content[field];
+    if (source === undefined) continue;
+    compiled[field] = engine.compile(source, { ...COMPILE_OPTIONS, noEscape: field !== 'HtmlContent' });
+  }
+  return compiled;
+}
+
+class RenderBudgetExceeded extends Error {
+  constructor() {
+    super('rendering exceeded its step budget');
+    this.name = 'RenderBudgetExceeded';
+  }
+}
+
+interface Tracking {
+  steps: number;
+  missing: string | undefined;
+  /** Pointers already reported missing: they read as empty so the next rendering finds the next one. */
+  readonly filled: Set<string>;
+}
+
+const escapeSegment = (segment: string): string => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+
+function watch(value: object, pointer: string, tracking: Tracking): object {
+  return new Proxy(value, {
+    has(target, key) {
+      if (typeof key !== 'string') return false;
+      if (Object.hasOwn(target, key)) return true;
+      const at = `${pointer}/${escapeSegment(key)}`;
+      if (tracking.filled.has(at)) return true;
+      tracking.missing = at;
+      return false;
+    },
+    getOwnPropertyDescriptor(target, key) {
+      if (typeof key === 'string' && !Object.hasOwn(target, key) && tracking.filled.has(`${pointer}/${escapeSegment(key)}`)) {
+        return { value: '', writable: false, enumerable: false, configurable: true };
+      }
+      return Reflect.getOwnPropertyDescriptor(target, key);
+    },
+    get(target, key) {
+      if (++tracking.steps > TEMPLATE_LIMITS.renderSteps) throw new RenderBudgetExceeded();
+      if (typeof key !== 'string' || !Object.hasOwn(target, key)) return typeof key === 'string' && tracking.filled.has(`${pointer}/${escapeSegment(key)}`) ? '' : Reflect.get(target, key);
+      const found: unknown = Reflect.get(target, key);
+      return typeof found === 'object' && found !== null ? watch(found, `${pointer}/${escapeSegment(key)}`, tracking) : found;
+    },
+  });
+}
+
+/** Missing variables are reported up to this many per message; a template rarely lacks more. */
+const MAX_MISSING = 20;
+
+/**
+ * Renders each field with the message's variables. Every missing variable is found (up to
+ * `MAX_MISSING`) by rendering again with the ones found so far read as empty.
+ */
+export function renderTemplate(compiled: Compiled, variables: Readonly<Record<string, unknown>>): { readonly rendered: Rendered; readonly problems: RenderProblem[] } {
+  const tracking: Tracking = { steps: 0, missing: undefined, filled: new Set() };
+  const problems: RenderProblem[] = [];
+  const rendered: Rendered = {};
+  for (const field of TEMPLATE_FIELDS) {
+    const template = compiled[field];
+    if (!template) continue;
+    for (;;) {
+      tracking.missing = undefined;
+      try {
+        rendered[field] = template(watch(variables, '', tracking), { allowProtoPropertiesByDefault: false, allowProtoMethodsByDefault: false });
+        break;
+      } catch (error) {
+        if (error instanceof RenderBudgetExceeded) {
+          problems.push({ kind: 'field', field, detail: `rendering takes more than ${TEMPLATE_LIMITS.renderSteps} steps (nested {{#each}} over long lists?)` });
+          return { rendered, problems };
+        }
+        const missing = tracking.missing;
+        if (missing === undefined || !/not defined in/.test((error as Error).message)) {
+          problems.push({ kind: 'field', field, detail: `could not be rendered: ${((error as Error).message ?? '').split('\n')[0]?.slice(0, 200)}` });
+          break;
+        }
+        if (!tracking.filled.has(missing)) problems.push({ kind: 'missing', pointer: missing });
+        tracking.filled.add(missing);
+        if (problems.length >= MAX_MISSING) return { rendered, problems };
+      }
+    }
+  }
+  return { rendered, problems };
+}

@@ -1,0 +1,234 @@
+/**
+ * Templates through the HTTP API on the local stack (CONTRACT section 14): saving makes numbered
+ * immutable versions, render previews without sending, a batch with different variables, with an
+ * attachment, a scheduled message keeps the version it was accepted with, another Organization can
+ * neither read nor use one, and every bad input is a 400 (or 404) with nothing stored or sent.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { TestStack, Tenant } from './helpers';
+import { adminEnv, expectProblem, provisionTenant, send, sentEmails, startTestStack } from './helpers';
+
+let stack: TestStack;
+let tenant: Tenant;
+let other: Tenant;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  const env = adminEnv(stack);
+  [tenant, other] = [await provisionTenant(env), await provisionTenant(env)];
+});
+afterAll(async () => stack?.stop());
+
+const unique = (tag: string) => `${tag}-${Math.random().toString(36).slice(2, 10)}`;
+
+function call(method: string, path: string, who: Tenant, body?: unknown): Promise<Response> {
+  return fetch(`${stack.apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${who.apiKey}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+}
+
+const put = (who: Tenant, name: string, fields: Record<string, unknown>) => call('PUT', `/v1.2/templates/${name}`, who, { OrganizationId: who.organizationId, ...fields });
+const get = (who: Tenant, name: string, query = '') => call('GET', `/v1.2/templates/${name}?organizationId=${who.organizationId}${query}`, who);
+const render = (who: Tenant, name: string, fields: Record<string, unknown>) => call('POST', `/v1.2/templates/${name}/render`, who, { OrganizationId: who.organizationId, ...fields });
+
+async function saved(who: Tenant, name: string, fields: Record<string, unknown>): Promise<number> {
+  const response = await put(who, name, fields);
+  const body = (await response.json()) as Record<string, any>;
+  expect(response.status).toBe(201);
+  expect(body).toEqual({ Name: name, Version: expect.any(Number), CreatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+  return body.Version as number;
+}
+
+const emailsWith = async (subject: string) => (await sentEmails(stack.sesUrl)).filter((email) => email.subject === subject);
+
+describe('template versions', () => {
+  it('numbers each save, keeps old versions readable, lists the latest and deletes', async () => {
+    const name = unique('welcome');
+    expect(await saved(tenant, name, { Subject: 'Hello {{name}}', TextContent: 'v1 {{name}}' })).toBe(1);
+    expect(await saved(tenant, name, { Subject: 'Hi {{name}}', HtmlContent: '<p>v2 {{name}}</p>' })).toBe(2);
+
+    const latest = (await (await get(tenant, name)).json()) as Record<string, any>;
+    expect(latest).toMatchObject({ Name: name, Version: 2, Subject: 'Hi {{name}}', HtmlContent: '<p>v2 {{name}}</p>' });
+    expect(latest.TextContent).toBeUndefined();
+    const first = (await (await get(tenant, name, '&version=1')).json()) as Record<string, any>;
+    expect(first).toMatchObject({ Version: 1, Subject: 'Hello {{name}}', TextContent: 'v1 {{name}}' });
+    await expectProblem(await get(tenant, name, '&version=3'), 404);
+
+    const list = (await (await call('GET', `/v1.2/templates?organizationId=${tenant.organizationId}`, tenant)).json()) as { Templates: Record<string, any>[] };
+    expect(list.Templates).toContainEqual({ Name: name, LatestVersion: 2, UpdatedAt: expect.any(String) });
+
+    const deleted = await call('DELETE', `/v1.2/templates/${name}?organizationId=${tenant.organizationId}`, tenant);
+    expect(deleted.status).toBe(204);
+    await expectProblem(await get(tenant, name), 404);
+    await expectProblem(await get(tenant, name, '&version=1'), 404);
+    await expectProblem(await call('DELETE', `/v1.2/templates/${name}?organizationId=${tenant.organizationId}`, tenant), 404);
+  });
+
+  it('renders a version without sending anything, escaping values in HtmlContent only', async () => {
+    const name = unique('preview');
+    await saved(tenant, name, { Subject: 'For {{who}}', TextContent: 'Text {{who}}', HtmlContent: '<b>{{who}}</b>{{#each items}}<i>{{this}}</i>{{/each}}' });
+    const before = (await sentEmails(stack.sesUrl)).length;
+    const response = await render(tenant, name, { Variables: { who: 'Tom & <Jerry>', items: ['a', 'b'] } });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      Name: name,
+      Version: 1,
+      Subject: 'For Tom & <Jerry>',
+      TextContent: 'Text Tom & <Jerry>',
+      HtmlContent: '<b>Tom &amp; &lt;Jerry&gt;</b><i>a</i><i>b</i>',
+    });
+    expect((await sentEmails(stack.sesUrl)).length).toBe(before);
+  });
+});
+
+describe('sending with a template', () => {
+  it('sends a batch with different variables and an attachment, each from the version it names', async () => {
+    const name = unique('receipt');
+    await saved(tenant, name, { Subject: 'Receipt {{order.id}}', TextContent: 'Dear {{order.name}}' });
+    await saved(tenant, name, { Subject: 'Receipt v2 {{order.id}}', TextContent: 'Hello {{order.name}}' });
+    const tag = unique('o');
+    const response = await send(stack, tenant.apiKey, {
+      OrganizationId: tenant.organizationId,
+      Messages: [
+        { From: 'noreply@example.com', To: ['a@example.org'], Template: { Name: name, Variables: { order: { id: `${tag}-1`, name: 'Ann' } } } },
+        {
+          From: 'noreply@example.com',
+          To: ['b@example.org'],
+          Template: { Name: name, Version: 1, Variables: { order: { id: `${tag}-2`, name: 'Bob' } } },
+          Attachments: [{ FileName: 'receipt.txt', Content: Buffer.from('paid').toString('base64') }],
+        },
+      ],
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { Messages: Record<string, any>[] };
+    expect(body.Messages.map((m) => m.Status)).toEqual(['Sent', 'Sent']);
+    const [first] = await emailsWith(`Receipt v2 ${tag}-1`);
+    expect(first?.body.text).toBe('Hello Ann');
+    const [second] = await emailsWith(`Receipt ${tag}-2`);
+    expect(second?.body.text).toContain('Dear Bob');
+  });
+
+  it('fixes the version when a scheduled message is accepted, even if the template changes before it fires', async () => {
+    const name = unique('later');
+    await saved(tenant, name, { Subject: 'Old {{x}}', TextContent: 'old body' });
+    const tag = unique('s');
+    const at = Math.ceil((Date.now() + 1_500) / 1_000) * 1_000;
+    const response = await send(stack, tenant.apiKey, {
+      OrganizationId: tenant.organizationId,
+      Messages: [{ From: 'noreply@example.com', To: ['c@example.org'], SendAt: new Date(at).toISOString().slice(0, 19).replace('T', ' '), Template: { Name: name, Variables: { x: tag } } }],
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { Messages: Record<string, any>[] }).Messages[0]?.Status).toBe('Scheduled');
+    await saved(tenant, name, { Subject: 'New {{x}}', TextContent: 'new body' });
+    const deleted = await call('DELETE', `/v1.2/templates/${name}?organizationId=${tenant.organizationId}`, tenant);
+    expect(deleted.status).toBe(204);
+
+    const end = Date.now() + 6_000;
+    while ((await emailsWith(`Old ${tag}`)).length === 0 && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await emailsWith(`Old ${tag}`)).toHaveLength(1);
+    expect(await emailsWith(`New ${tag}`)).toHaveLength(0);
+  });
+});
+
+describe('Organizations are isolated', () => {
+  it('another Organization can neither read, list, render, delete nor send with a template', async () => {
+    const name = unique('private');
+    await saved(tenant, name, { Subject: 'Secret', TextContent: 'secret' });
+    // Naming the owner's Organization: not a member, 403 as elsewhere.
+    const asOwner = { ...other, organizationId: tenant.organizationId };
+    await expectProblem(await get(asOwner, name), 403);
+    await expectProblem(await render(asOwner, name, { Variables: {} }), 403);
+    await expectProblem(await call('DELETE', `/v1.2/templates/${name}?organizationId=${tenant.organizationId}`, other), 403);
+    // In its own Organization the name means nothing.
+    await expectProblem(await get(other, name), 404);
+    expect(((await (await call('GET', `/v1.2/templates?organizationId=${other.organizationId}`, other)).json()) as { Templates: unknown[] }).Templates).toEqual([]);
+    const sent = await send(stack, other.apiKey, { OrganizationId: other.organizationId, Messages: [{ From: 'noreply@example.com', To: ['d@example.org'], Template: { Name: name, Variables: {} } }] });
+    const problem = await expectProblem(sent, 400);
+    expect(problem.errors).toEqual([{ pointer: '/Messages/0/Template/Name', detail: expect.stringContaining('no template') }]);
+  });
+});
+
+describe('bad input: a clear 400, nothing stored or sent', () => {
+  it('refuses a template that does not compile, naming the field and the line', async () => {
+    const name = unique('broken');
+    const problem = await expectProblem(await put(tenant, name, { Subject: 'ok', HtmlContent: '<p>\n{{#if x}}\nno end' }), 400);
+    expect(problem.errors).toEqual([{ pointer: '/HtmlContent', detail: expect.stringMatching(/^line 3: not valid Handlebars/) }]);
+    await expectProblem(await get(tenant, name), 404);
+  });
+
+  it.each([
+    ['a partial', '{{> footer}}'],
+    ['a helper', '{{lookup a "b"}}'],
+    ['triple braces', '{{{raw}}}'],
+    ['prototype access', '{{constructor.name}}'],
+    ['a block outside the subset', '{{#with a}}{{b}}{{/with}}'],
+  ])('refuses %s', async (_what, source) => {
+    const name = unique('unsafe');
+    const problem = await expectProblem(await put(tenant, name, { Subject: 'ok', TextContent: `first line\n${source}` }), 400);
+    expect(problem.errors[0]).toEqual({ pointer: '/TextContent', detail: expect.stringMatching(/^line 2: /) });
+    await expectProblem(await get(tenant, name), 404);
+  });
+
+  it('refuses an oversized template', async () => {
+    const problem = await expectProblem(await put(tenant, unique('big'), { Subject: 'big', TextContent: 'x'.repeat(512 * 1024) }), 400);
+    expect(problem.errors[0].detail).toMatch(/at most 524288/);
+  });
+
+  it('refuses a bad name, a missing body and Variables that are not an object', async () => {
+    await expectProblem(await put(tenant, 'bad.name', { Subject: 's', TextContent: 't' }), 400);
+    const missing = await expectProblem(await put(tenant, unique('empty'), { Subject: 's' }), 400);
+    expect(missing.errors).toEqual([{ pointer: '/TextContent', detail: expect.any(String) }]);
+    const name = unique('vars');
+    await saved(tenant, name, { Subject: 's {{a}}', TextContent: 't' });
+    const notObject = await expectProblem(await render(tenant, name, { Variables: [1] }), 400);
+    expect(notObject.errors).toEqual([{ pointer: '/Variables', detail: expect.stringContaining('JSON object') }]);
+  });
+
+  it('refuses a whole batch when one message lacks a variable, an unknown version, or gives both a Template and a Subject', async () => {
+    const name = unique('strict');
+    await saved(tenant, name, { Subject: 'Hi {{user.first}}', TextContent: '{{#each lines}}{{text}}{{/each}}' });
+    const subject = unique('never');
+    const message = (extra: Record<string, unknown>) => ({ From: 'noreply@example.com', To: ['e@example.org'], ...extra });
+    const response = await send(stack, tenant.apiKey, {
+      OrganizationId: tenant.organizationId,
+      Messages: [
+        message({ Subject: subject, TextContent: 'written' }),
+        message({ Template: { Name: name, Variables: { user: {}, lines: [{ text: 'a' }, {}] } } }),
+        message({ Template: { Name: name, Version: 9, Variables: {} } }),
+        message({ Subject: 'x', Template: { Name: name, Variables: {} } }),
+        message({ Template: { Name: name, Variables: 'no' } }),
+        message({ Template: { Name: name, Variables: { user: { first: 'a\r\nBcc: x@evil.example' }, lines: [] } } }),
+      ],
+    });
+    const problem = await expectProblem(response, 400);
+    const pointers = (problem.errors as { pointer: string }[]).map((error) => error.pointer);
+    expect(pointers).toEqual(expect.arrayContaining([
+      '/Messages/3/Subject',
+      '/Messages/4/Template/Variables',
+    ]));
+    expect(await emailsWith(subject)).toHaveLength(0);
+
+    // With the shape right, the rendering problems of every message are listed together.
+    const rendered = await send(stack, tenant.apiKey, {
+      OrganizationId: tenant.organizationId,
+      Messages: [
+        message({ Subject: subject, TextContent: 'written' }),
+        message({ Template: { Name: name, Variables: { user: {}, lines: [{ text: 'a' }, {}] } } }),
+        message({ Template: { Name: name, Version: 9, Variables: {} } }),
+        message({ Template: { Name: name, Variables: { user: { first: 'a\r\nBcc: x@evil.example' }, lines: [{ text: 'x' }] } } }),
+        message({ Template: { Name: name, Variables: { user: { first: 'Ann' }, lines: [] } } }),
+      ],
+    });
+    const renderProblem = await expectProblem(rendered, 400);
+    expect(renderProblem.errors).toEqual([
+      { pointer: '/Messages/1/Template/Variables/lines/1/text', detail: expect.any(String) },
+      { pointer: '/Messages/1/Template/Variables/user/first', detail: expect.any(String) },
+      { pointer: '/Messages/2/Template/Version', detail: expect.stringContaining('no version 9') },
+      { pointer: '/Messages/3/Template', detail: expect.stringContaining('control characters') },
+      { pointer: '/Messages/4/Template', detail: expect.stringContaining('TextContent and HtmlContent are both empty') },
+    ]);
+    expect(await emailsWith(subject)).toHaveLength(0);
+  });
+});
