@@ -7,7 +7,7 @@
  * takes here), so both winners occur.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { CANCEL_PATH, createCancelHandler } from '../../functions/cancel/handler';
@@ -16,16 +16,14 @@ import type { ScheduleStore } from '../../functions/shared/schedules/schedule-st
 import type { ScheduleTimer } from '../../functions/shared/schedules/timer';
 import { httpApiEvent, lambdaContext } from '../support/events';
 import type { Harness, Tenant } from '../support/harness';
-import { authorised, message, sendBody, startHarness } from '../support/harness';
+import { authorised, message, sendBody, useHarness } from '../support/harness';
 
-let harness: Harness;
-let tenant: Tenant;
-
-beforeAll(async () => {
-  harness = await startHarness();
-  tenant = await harness.tenant();
+let harness!: Harness;
+let tenant!: Tenant;
+useHarness((h, t) => {
+  harness = h;
+  tenant = t;
 });
-afterAll(async () => harness?.stop());
 
 const silent = new Logger({ serviceName: 'cancel-race-test', logLevel: 'SILENT' });
 const timer: ScheduleTimer = { arm: async () => undefined, disarm: async () => undefined };
