@@ -119,26 +119,24 @@ export function shellQuote(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-export function demoRequestBody(demo: DemoTenant): Record<string, unknown> {
-  return {
-    OrganizationId: demo.organizationId,
-    Messages: [
-      {
-        From: `hello@${demo.senderDomain}`,
-        To: ['you@example.org'],
-        Subject: 'Hello from the local stack',
-        TextContent: 'It works: this message went through the API, DynamoDB and the SES emulator.',
-      },
-    ],
-  };
+/**
+ * The shell variables the quickstart's commands read, as `export` lines to paste into another
+ * shell: whatever the port, and in memory mode too, where nothing is written to disk to read back.
+ */
+export function exportLines(apiUrl: string, demo: Pick<DemoTenant, 'apiKey' | 'organizationId'> | undefined): string {
+  const lines = [`export BASE_URL=${shellQuote(apiUrl)}`];
+  if (demo) lines.push(`export API_KEY=${shellQuote(demo.apiKey)}`, `export ORGANIZATION_ID=${shellQuote(demo.organizationId)}`);
+  return lines.join('\n');
 }
 
-/** A ready-to-paste command for sh, bash and zsh that sends the demo message. */
-export function curlCommand(sendUrl: string, demo: DemoTenant): string {
-  return [
-    `curl -sS -i -X POST ${shellQuote(sendUrl)}`,
-    `  -H ${shellQuote(`Authorization: Bearer ${demo.apiKey}`)}`,
-    `  -H ${shellQuote('Content-Type: application/json')}`,
-    `  -d ${shellQuote(JSON.stringify(demoRequestBody(demo)))}`,
-  ].join(' \\\n');
-}
+/**
+ * The first message, for sh, bash and zsh, exactly as the README's quickstart prints it: it reads
+ * `BASE_URL`, `API_KEY` and `ORGANIZATION_ID` from the `export` lines above, so the same text
+ * works on any port and with any demo. The demo's sender domain is always `example.com`.
+ */
+export const QUICKSTART_CURL = [
+  `curl -sS "$BASE_URL/v1.2/email/send" \\`,
+  `  -H "Authorization: Bearer $API_KEY" \\`,
+  `  -H 'Content-Type: application/json' \\`,
+  `  -d '{"OrganizationId": "'"$ORGANIZATION_ID"'", "Messages": [{"From": "hello@${DEMO_SENDER_DOMAIN}", "To": ["you@example.org"], "Subject": "Hello from the local stack", "TextContent": "It works."}]}'`,
+].join('\n');

@@ -28,7 +28,7 @@ import { createTemplateDependencies } from '../../functions/templates/dependenci
 import { createTemplateHandler, TEMPLATES_PATH } from '../../functions/templates/handler';
 import type { RunningService } from './emulators';
 import type { DemoState, DemoTenant } from './seed';
-import { curlCommand, ensureDemo } from './seed';
+import { ensureDemo, exportLines } from './seed';
 import type { LambdaHandler } from './gateway/server';
 import { createApiServer } from './gateway/server';
 import { SETTINGS_PAGE_PATH, settingsRoutes, startLocalSignIn } from './sign-in';
@@ -82,8 +82,8 @@ export interface LocalStack {
   readonly dynamodbEndpoint: string;
   readonly tableName: string;
   readonly dataDir: string | undefined;
-  /** The demo tenant, with a curl command that works as printed (undefined when it would not). */
-  readonly demo: (DemoTenant & { readonly status: 'created' | 'reused'; readonly curl: string }) | undefined;
+  /** The demo tenant, with the `export` lines the quickstart's commands read (undefined when it would not work). */
+  readonly demo: (DemoTenant & { readonly status: 'created' | 'reused'; readonly exports: string }) | undefined;
   /** Why the saved demo no longer works, when it does not. */
   readonly demoProblem: string | undefined;
   stop(): Promise<void>;
@@ -255,7 +255,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const templateRoutes = TEMPLATE_ROUTES.flatMap((route) => route.methods.map((method) => ({ method, path: route.path, handler: templates, functionName: 'email-send-api-templates-local' })));
     api.setHandler(handler as unknown as LambdaHandler, [lifecycle.statusRoute, scheduled.cancelRoute, ...templateRoutes, ...settingsRoutes({ provider, store: config, credentials, env: settingsEnv })]);
 
-    const demo = demoState.status === 'broken' ? undefined : { ...demoState.demo, status: demoState.status, curl: curlCommand(sendUrl, demoState.demo) };
+    const demo = demoState.status === 'broken' ? undefined : { ...demoState.demo, status: demoState.status, exports: exportLines(apiUrl, demoState.demo) };
     return {
       apiUrl,
       sendUrl,

@@ -3,7 +3,7 @@
  * file reads the environment, prints, and handles signals and exit codes.
  */
 import { ConfigError } from '../../functions/shared/runtime/config';
-import { demoFilePath } from './seed';
+import { QUICKSTART_CURL, demoFilePath, exportLines } from './seed';
 import { LocalSettingError } from './settings';
 import type { LocalStack } from './stack';
 import { LocalStackError, PortUnavailableError, displayPath, optionsFromEnv, startLocalStack } from './stack';
@@ -36,17 +36,24 @@ function banner(stack: LocalStack): void {
     say(`  user ${demo.userEmail} (${demo.userId}), sender domain ${demo.senderDomain}.`);
     say(
       stack.dataDir
-        ? `  Its key is kept in ${displayPath(demoFilePath(stack.dataDir))} (local only) so this command keeps working across restarts.`
+        ? `  Its key is kept in ${displayPath(demoFilePath(stack.dataDir))} (local only), so these lines keep working across restarts.`
         : '  In-memory data: a new demo on every start.',
     );
     say();
-    say('Send a message (paste into another shell):');
+    say('Send a message: paste these lines into another shell (the README\'s commands read them),');
     say();
-    say(demo.curl);
+    say(demo.exports);
+    say();
+    say('then:');
+    say();
+    say(QUICKSTART_CURL);
   } else if (stack.demoProblem) {
     say();
     say(`The saved demo no longer works as printed: ${stack.demoProblem}.`);
-    say(`  Delete ${displayPath(demoFilePath(stack.dataDir ?? '.local'))} to create a new demo on the next start, or provision your own with the admin CLI.`);
+    say(`  Delete ${displayPath(demoFilePath(stack.dataDir ?? '.local'))} to create a new demo on the next start, or provision your own with the admin CLI`);
+    say('  and set API_KEY and ORGANIZATION_ID yourself. The base URL:');
+    say();
+    say(exportLines(stack.apiUrl, undefined));
   }
   say();
   say('Press Ctrl-C to stop.');

@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startDynamoDb } from '../../infra/local/emulators';
-import { demoRequestBody } from '../../infra/local/seed';
 import { LocalStackError, PortUnavailableError, startLocalStack } from '../../infra/local/stack';
 import type { TestStack } from './helpers';
 import {
@@ -49,9 +48,9 @@ describe('persistence (disk mode)', () => {
     const second = await startTestStack({ data: 'disk', dataDir });
     try {
       expect(second.demo).toMatchObject({ status: 'reused', organizationId: first.demo!.organizationId, userId: first.demo!.userId, apiKey: first.demo!.apiKey });
-      expect(second.demo!.curl).toContain(second.sendUrl);
+      expect(second.demo!.exports).toContain(`export BASE_URL=${second.apiUrl}\n`);
       // The demo and the earlier tenant still work, with the keys issued before the restart.
-      expect((await send(second, second.demo!.apiKey, demoRequestBody(second.demo!))).status).toBe(200);
+      expect((await send(second, second.demo!.apiKey, messageBody(second.demo!.organizationId))).status).toBe(200);
       expect((await send(second, tenant.apiKey, messageBody(tenant.organizationId))).status).toBe(200);
       expect(await adminJson(adminEnv(second), 'key', 'show', '--user', tenant.userId)).toMatchObject({ masked: `tme_…${tenant.apiKey.slice(-4)}` });
     } finally {

@@ -9,6 +9,7 @@ import { execFile } from 'node:child_process';
 import { request } from 'node:http';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { QUICKSTART_CURL } from '../../infra/local/seed';
 import type { ApiClient } from '../support/api-client';
 import type { Tenant, TestStack } from './helpers';
 import {
@@ -68,11 +69,12 @@ describe('startLocalStack', () => {
     expect(response.headers.get('content-type')).toMatch(/^text\/html/);
   });
 
-  it('prints a demo curl command that returns 200 as printed and delivers the message', async () => {
+  it('gives export lines with which the quickstart\'s curl, as printed, sends the demo message', async () => {
     expect(stack.demo?.status).toBe('created');
-    const { stdout } = await run('sh', ['-c', stack.demo!.curl], { timeout: 10_000 });
-    expect(stdout).toMatch(/^HTTP\/1\.1 200 OK\r?$/m);
-    const result = JSON.parse(stdout.slice(stdout.indexOf('{')));
+    expect(stack.demo!.exports.split('\n')).toEqual([`export BASE_URL=${stack.apiUrl}`, `export API_KEY=${stack.demo!.apiKey}`, `export ORGANIZATION_ID=${stack.demo!.organizationId}`]);
+    // A clean environment: only what the export lines set, as in a new shell.
+    const { stdout } = await run('sh', ['-c', `${stack.demo!.exports}\n${QUICKSTART_CURL}`], { timeout: 10_000, env: { PATH: process.env.PATH! } });
+    const result = JSON.parse(stdout);
     expect(result).toMatchObject({ OrganizationId: stack.demo!.organizationId, Messages: [{ Index: 0, Status: 'Sent' }] });
     const emails = await sentEmails(stack.sesUrl);
     expect(emails).toHaveLength(1);

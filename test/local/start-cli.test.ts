@@ -93,6 +93,12 @@ function printedCurl(stdout: string): string {
   return lines.slice(start, end + 1).join('\n');
 }
 
+/** The printed `export` lines, as a person would copy them. */
+const printedExports = (stdout: string): string => stdout.split('\n').filter((line) => line.startsWith('export ')).join('\n');
+
+/** What runs in "another shell": a clean environment holding only PATH, and what the pasted lines set. */
+const anotherShell = (script: string, cwd = ROOT) => run('sh', ['-c', script], { cwd, timeout: 10_000, env: { PATH: process.env.PATH! } });
+
 describe('npm start (infra/local/start.ts as a process)', () => {
   it('prints a working curl, serves until SIGINT, then stops cleanly with exit code 0', async () => {
     const ports = { PORT: await freePort(), DYNAMODB_PORT: await freePort(), SES_PORT: await freePort(), OIDC_PORT: await freePort() };
@@ -111,15 +117,14 @@ describe('npm start (infra/local/start.ts as a process)', () => {
     expect([settings.status, settings.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
     expect(await settings.text()).toContain('<title>Settings');
 
-    const curl = printedCurl(stdout);
-    const key = /Bearer (tme_[0-9A-Za-z]+)/.exec(curl)?.[1];
-    expect(key).toBeDefined();
-    expect(stdout.split(key!).length - 1).toBe(1); // the key is printed once, in the curl
+    const exports = printedExports(stdout);
+    expect(exports).toMatch(new RegExp(`^export BASE_URL=${apiUrl}\nexport API_KEY=tme_[0-9A-Za-z]+\nexport ORGANIZATION_ID=[0-9a-f-]{36}$`));
+    const key = /API_KEY=(tme_[0-9A-Za-z]+)/.exec(exports)![1]!;
+    expect(stdout.split(key).length - 1).toBe(1); // the key is printed once, in its export line
 
     await clearEmails(sesUrl);
-    const { stdout: response } = await run('sh', ['-c', curl], { timeout: 10_000 });
-    expect(response).toMatch(/^HTTP\/1\.1 200 OK\r?$/m);
-    expect(JSON.parse(response.slice(response.indexOf('{')))).toMatchObject({ Messages: [{ Status: 'Sent' }] });
+    const { stdout: response } = await anotherShell(`${exports}\n${printedCurl(stdout)}`);
+    expect(JSON.parse(response)).toMatchObject({ Messages: [{ Status: 'Sent' }] });
     expect(await sentEmails(sesUrl)).toEqual([expect.objectContaining({ subject: 'Hello from the local stack' })]);
 
     // The admin command line as documented, against this stack: stdout is exactly one JSON object.
@@ -166,28 +171,34 @@ describe('npm start (infra/local/start.ts as a process)', () => {
     await expectPortsFree(ports);
   }, 60_000);
 
-  it("the README's quick start as written: npm install, npm start, and its curl, pasted beside a started stack, sends", async () => {
+  it.each([
+    ['in memory', 'memory'],
+    ['with data on disk', 'disk'],
+  ])("the README's quick start as written, %s on other ports: npm install, npm start, its export lines and the README's curl send", async (_label, data) => {
     const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-    const quickStart = readme.slice(readme.indexOf('## Run it locally'), readme.indexOf('\n## ', readme.indexOf('## Run it locally') + 1));
+    const heading = '## Send a first message';
+    const quickStart = readme.slice(readme.indexOf(heading), readme.indexOf('\n## ', readme.indexOf(heading) + 1));
     const blocks = [...quickStart.matchAll(/```sh\n([\s\S]*?)```/g)].map(([, body]) => body!);
     expect(blocks).toHaveLength(2);
     expect(blocks[0]!.split('\n').map((line) => line.replace(/\s+#.*$/, ''))).toEqual(['npm install', 'npm start', '']);
     const curl = blocks[1]!.split('\n').filter((line) => line && !line.startsWith('#')).join('\n');
-    expect(curl).toMatch(/^curl .*http:\/\/127\.0\.0\.1:3000\/v1\.2\/email\/send/);
+    expect(curl).toMatch(/^curl .*"\$BASE_URL\/v1\.2\/email\/send"/);
 
-    // The stack's data folder is `.local` in the directory the curl runs in, as in the repository;
-    // only the port differs, so that the test needs no fixed port.
     const home = await mkdtemp(join(tmpdir(), 'readme-'));
     try {
+      // No port is the default, so nothing but the export lines can tell the curl where to go.
       const { ports, env } = await stackPorts();
-      const stack = startProcess(TSX, ['infra/local/start.ts'], { ...env, LOCAL_DATA: 'disk', LOCAL_DATA_DIR: join(home, '.local') });
+      const stack = startProcess(TSX, ['infra/local/start.ts'], { ...env, LOCAL_DATA: data, LOCAL_DATA_DIR: join(home, '.local') });
       await waitUntil(stack, 'the banner', async () => stack.output().stdout.includes('Press Ctrl-C to stop.'));
+      const { stdout } = stack.output();
+      // What the README shows is what npm start prints, word for word.
+      expect(printedCurl(stdout)).toBe(curl);
       const sesUrl = `http://127.0.0.1:${ports.SES_PORT}`;
       await clearEmails(sesUrl);
 
-      const { stdout } = await run('sh', ['-c', curl.replace('http://127.0.0.1:3000/', `http://127.0.0.1:${ports.PORT}/`)], { cwd: home, timeout: 10_000 });
-      expect(JSON.parse(stdout)).toMatchObject({ Messages: [{ Index: 0, Status: 'Sent', MessageId: expect.stringMatching(/^ses-/) }] });
-      expect(await sentEmails(sesUrl)).toEqual([expect.objectContaining({ subject: 'Hello' })]);
+      const { stdout: answer } = await anotherShell(`${printedExports(stdout)}\n${curl}`, home);
+      expect(JSON.parse(answer)).toMatchObject({ Messages: [{ Index: 0, Status: 'Sent', MessageId: expect.stringMatching(/^ses-/) }] });
+      expect(await sentEmails(sesUrl)).toEqual([expect.objectContaining({ subject: 'Hello from the local stack' })]);
 
       stack.child.kill('SIGINT');
       expect(await stack.exited).toEqual({ code: 0, signal: null });
