@@ -44,19 +44,21 @@ export function addReputation(stack: Stack, configurationSet: ConfigurationSet, 
   const identities = stack.formatArn({ service: 'ses', resource: 'identity', resourceName: '*' });
   const reputationPolicyArn = stack.formatArn({ service: 'ses', account: 'aws', resource: 'reputation-policy', resourceName: settings.sesTenants.reputationPolicy });
   const tenantAdministration = new ManagedPolicy(stack, 'TenantAdministrationPolicy', {
-    description: 'Attach to the operator who runs the admin CLI: create the Organizations\' SES tenants and associate their resources',
+    description: 'Attach to the operator who runs the admin CLI: the Organizations\' SES tenants and their resources, and the sender identities',
     statements: [
-      new PolicyStatement({ sid: 'Tenants', actions: ['ses:CreateTenant', 'ses:GetTenant'], resources: [tenants] }),
+      new PolicyStatement({ sid: 'Tenants', actions: ['ses:CreateTenant', 'ses:GetTenant', 'ses:DeleteTenant'], resources: [tenants] }),
       new PolicyStatement({
         sid: 'TenantResources',
         actions: ['ses:CreateTenantResourceAssociation', 'ses:DeleteTenantResourceAssociation'],
         resources: [tenants, configurationSetArn, identities],
       }),
       new PolicyStatement({ sid: 'TenantReputationPolicy', actions: ['ses:UpdateReputationEntityPolicy'], resources: [tenants, reputationPolicyArn] }),
+      // sender add and sender list: the identity made when SES lacks it, its MAIL FROM, its status.
+      new PolicyStatement({ sid: 'SenderIdentities', actions: ['ses:GetEmailIdentity', 'ses:CreateEmailIdentity', 'ses:PutEmailIdentityMailFromAttributes'], resources: [identities] }),
     ],
   });
   new CfnOutput(stack, 'TenantAdministrationPolicyArn', {
-    description: 'Managed policy the admin CLI needs for SES tenants (org create, sender add/remove, org tenants sync)',
+    description: 'Managed policy the admin CLI needs for SES tenants and sender identities (org create/delete, sender add/remove/list, org tenants sync)',
     value: tenantAdministration.managedPolicyArn,
   });
   new CfnOutput(stack, 'TenantReputationPolicy', {

@@ -196,12 +196,12 @@ describe('SES tenants', () => {
     'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ses:', { Ref: 'AWS::Region' }, ':', account, ...suffix]],
   });
 
-  it('gives the operator a managed policy with exactly the tenant calls of the admin CLI, on the Organizations\' tenants and the chosen reputation policy', () => {
+  it('gives the operator a managed policy with exactly the tenant and identity calls of the admin CLI, on the Organizations\' tenants, the identities and the chosen reputation policy', () => {
     const policies = Object.values(template.findResources('AWS::IAM::ManagedPolicy'));
     expect(policies).toHaveLength(1);
     const tenants = sesArn([':tenant/org-*']);
     expect(policies[0]!.Properties.PolicyDocument.Statement).toEqual([
-      { Sid: 'Tenants', Effect: 'Allow', Action: ['ses:CreateTenant', 'ses:GetTenant'], Resource: tenants },
+      { Sid: 'Tenants', Effect: 'Allow', Action: ['ses:CreateTenant', 'ses:DeleteTenant', 'ses:GetTenant'], Resource: tenants },
       {
         Sid: 'TenantResources',
         Effect: 'Allow',
@@ -213,6 +213,12 @@ describe('SES tenants', () => {
         Effect: 'Allow',
         Action: 'ses:UpdateReputationEntityPolicy',
         Resource: [tenants, { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ses:', { Ref: 'AWS::Region' }, ':aws:reputation-policy/standard']] }],
+      },
+      {
+        Sid: 'SenderIdentities',
+        Effect: 'Allow',
+        Action: ['ses:CreateEmailIdentity', 'ses:GetEmailIdentity', 'ses:PutEmailIdentityMailFromAttributes'],
+        Resource: sesArn([':identity/*']),
       },
     ]);
     expect(template.toJSON().Outputs.TenantReputationPolicy.Value).toBe('standard');
