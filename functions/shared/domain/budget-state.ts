@@ -45,7 +45,7 @@ const finite = (value: unknown): value is number => typeof value === 'number' &&
  * reach (an instance whose clock runs ahead, a hand edit), counts as idle rather than as a reason
  * to refuse every request until it passes.
  */
-export function sanitize(raw: unknown, now: number, pace: Pace | undefined): BudgetState {
+export function sanitize(raw: unknown, now: number, pace: Pace | undefined, maxEntries = MAX_ENTRIES): BudgetState {
   const input = (raw ?? {}) as { tat?: unknown; orgs?: unknown };
   // The furthest a booking can reach: the horizon, the burst allowance and one 50-recipient
   // message at the slowest rate the service accepts (0.1/s), plus a minute of clock skew.
@@ -57,7 +57,7 @@ export function sanitize(raw: unknown, now: number, pace: Pace | undefined): Bud
     const entry = readEntry(value, now, limit);
     if (entry) orgs[id] = entry;
   }
-  return { tat, orgs: newest(orgs) };
+  return { tat, orgs: newest(orgs, maxEntries) };
 }
 
 function readEntry(value: unknown, now: number, limit: number): OrgEntry | undefined {
@@ -78,9 +78,9 @@ function readEntry(value: unknown, now: number, limit: number): OrgEntry | undef
 }
 
 /** Keeps the item bounded: the entries waiting longest are the ones kept. */
-function newest(orgs: Record<string, OrgEntry>): Record<string, OrgEntry> {
+function newest(orgs: Record<string, OrgEntry>, maxEntries: number): Record<string, OrgEntry> {
   const ids = Object.keys(orgs);
-  if (ids.length <= MAX_ENTRIES) return orgs;
-  const kept = ids.sort((a, b) => orgs[b]!.activeUntil - orgs[a]!.activeUntil).slice(0, MAX_ENTRIES);
+  if (ids.length <= maxEntries) return orgs;
+  const kept = ids.sort((a, b) => orgs[b]!.activeUntil - orgs[a]!.activeUntil).slice(0, maxEntries);
   return Object.fromEntries(kept.map((id) => [id, orgs[id]!]));
 }

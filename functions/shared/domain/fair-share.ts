@@ -38,7 +38,7 @@
 import type { BudgetState, Holding, OrgEntry } from './budget-state';
 import { HORIZON_MS } from './budget-state';
 import type { Pace } from './send-pace';
-import { paceFor, unitSendTime } from './send-pace';
+import { earliestUnder, paceFor, tatAfter, unitSendTime } from './send-pace';
 
 export type { BudgetState, Holding, OrgEntry } from './budget-state';
 export { EMPTY_STATE, HORIZON_MS, sanitize } from './budget-state';
@@ -165,7 +165,7 @@ export function bookRound(state: BudgetState, ask: RoundAsk): Round {
       turns.push('expired');
       continue;
     }
-    const ownFrom = capPace ? unitSendTime(Math.max(ownTat, now), message.units - 1, capPace, now) : turn;
+    const ownFrom = capPace ? earliestUnder(ownTat, message.units, capPace, now) : turn;
     if (ownFrom > turn) {
       // Too soon for its own rate: wait for it rather than leave a gap in the account's schedule.
       stop = ownFrom > ask.lastSendAt ? 'deadline' : 'wait';
@@ -192,7 +192,7 @@ export function bookRound(state: BudgetState, ask: RoundAsk): Round {
       break;
     }
     tat = start + message.units * pace.intervalMs;
-    if (capPace) ownTat = Math.max(Math.max(ownTat, now) + message.units * capPace.intervalMs, turn + capPace.intervalMs);
+    if (capPace) ownTat = tatAfter(ownTat, message.units, capPace, turn, now);
     allowance -= message.units;
     booked += message.units;
     first ??= firstAt;

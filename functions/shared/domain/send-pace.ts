@@ -33,3 +33,16 @@ export function paceFor(ratePerSecond: number): Pace {
 export function unitSendTime(start: number, k: number, pace: Pace, now: number): number {
   return Math.max(now, start + k * pace.intervalMs - pace.toleranceMs);
 }
+
+/**
+ * A schedule that only ever refuses (an Organization's own rate under the account's): the
+ * earliest a message of `units` recipients may go, given that schedule's TAT.
+ */
+export function earliestUnder(tat: number, units: number, pace: Pace, now: number): number {
+  return unitSendTime(Math.max(tat, now), units - 1, pace, now);
+}
+
+/** That schedule's TAT once a message of `units` recipients went at `turn` (at or after `earliestUnder`). */
+export function tatAfter(tat: number, units: number, pace: Pace, turn: number, now: number): number {
+  return Math.max(Math.max(tat, now) + units * pace.intervalMs, turn + pace.intervalMs);
+}
