@@ -17,11 +17,22 @@ describe('windowDays', () => {
 
 describe('tallyOf', () => {
   it('counts sends, permanent bounces and complaints by recipient, and nothing else', () => {
-    expect(tallyOf({ type: 'Send', recipients: recipients(3), suppress: undefined })).toEqual({ kind: 'sends', count: 3 });
-    expect(tallyOf({ type: 'Bounce', recipients: recipients(2), suppress: { reason: 'Bounce', addresses: [] } })).toEqual({ kind: 'bounces', count: 2 });
+    expect(tallyOf({ type: 'Send', recipients: recipients(3), suppress: undefined })).toEqual({ sends: 3 });
+    expect(tallyOf({ type: 'Bounce', recipients: recipients(2), suppress: { reason: 'Bounce', addresses: [] } })).toEqual({ bounces: 2 });
     expect(tallyOf({ type: 'Bounce', recipients: recipients(2), suppress: undefined })).toBeUndefined();
-    expect(tallyOf({ type: 'Complaint', recipients: recipients(1), suppress: { reason: 'Complaint', addresses: [] } })).toEqual({ kind: 'complaints', count: 1 });
+    expect(tallyOf({ type: 'Complaint', recipients: recipients(1), suppress: { reason: 'Complaint', addresses: [] } })).toEqual({ complaints: 1 });
     expect(tallyOf({ type: 'Delivery', recipients: recipients(1), suppress: undefined })).toBeUndefined();
+  });
+
+  it('never counts mail to the mailbox simulator as a send that dilutes the rates (audit round 3, finding 6)', () => {
+    const to = (...addresses: string[]) => addresses.map((address) => ({ address })) as never[];
+    expect(tallyOf({ type: 'Send', recipients: to('success+1@simulator.amazonses.com', 'success@Simulator.AmazonSES.com'), suppress: undefined })).toBeUndefined();
+    expect(tallyOf({ type: 'Send', recipients: to('success@simulator.amazonses.com', 'ada@example.org'), suppress: undefined })).toEqual({ sends: 1 });
+    // A simulated bounce or complaint weighs like a real one: its send and its bounce, counted together.
+    expect(tallyOf({ type: 'Bounce', recipients: to('bounce@simulator.amazonses.com', 'ada@example.org'), suppress: { reason: 'Bounce', addresses: [] } })).toEqual({ bounces: 2, sends: 1 });
+    expect(tallyOf({ type: 'Complaint', recipients: to('complaint@simulator.amazonses.com'), suppress: { reason: 'Complaint', addresses: [] } })).toEqual({ complaints: 1, sends: 1 });
+    // Look-alike domains are real mail.
+    expect(tallyOf({ type: 'Send', recipients: to('a@simulator.amazonses.com.example.org', 'b@notsimulator.amazonses.com'), suppress: undefined })).toEqual({ sends: 2 });
   });
 });
 

@@ -66,14 +66,33 @@ export function daysBeforeWindow(now: number): string[] {
   return Array.from({ length: WINDOW_DAYS }, (_, i) => utcDay(now - (WINDOW_DAYS + i) * DAY_MS));
 }
 
-/** What one event adds, if anything: the counter and how many recipients. */
-export function tallyOf(event: Pick<DeliveryEvent, 'type' | 'recipients' | 'suppress'>): { readonly kind: CounterKind; readonly count: number } | undefined {
+/** Amazon SES's mailbox simulator: mail to it is left out of the account's rates. */
+export const SIMULATOR_DOMAIN = 'simulator.amazonses.com';
+
+export function isSimulatorAddress(address: string): boolean {
+  return address.slice(address.lastIndexOf('@') + 1).toLowerCase() === SIMULATOR_DOMAIN;
+}
+
+/** What one event adds to which counters, in recipients. */
+export type Tally = Partial<Record<CounterKind, number>>;
+
+/**
+ * What one event adds, if anything. Mail to the mailbox simulator never counts as a send that
+ * dilutes the rates (CONTRACT section 11 item 6; security audit round 3, finding 6): SES leaves
+ * it out of the account's rates, so 40 sends to `success@simulator.amazonses.com` must not make
+ * an Organization's real bounces look like 5 %. Its `Send` events add nothing; a simulator
+ * recipient that bounces or complains counts as a send and a bounce (or complaint) at once, so a
+ * simulated bounce weighs like a real one and the local stack can still show a pause.
+ */
+export function tallyOf(event: Pick<DeliveryEvent, 'type' | 'recipients' | 'suppress'>): Tally | undefined {
   const count = event.recipients.length;
+  const simulated = event.recipients.filter((recipient) => isSimulatorAddress(recipient.address)).length;
+  const withSimulated = (tally: Tally): Tally => (simulated > 0 ? { ...tally, sends: simulated } : tally);
   if (count === 0) return undefined;
-  if (event.type === 'Send') return { kind: 'sends', count };
+  if (event.type === 'Send') return count > simulated ? { sends: count - simulated } : undefined;
   // A permanent bounce is the one the service suppresses; a transient one is not a hard bounce.
-  if (event.type === 'Bounce' && event.suppress?.reason === 'Bounce') return { kind: 'bounces', count };
-  if (event.type === 'Complaint') return { kind: 'complaints', count };
+  if (event.type === 'Bounce' && event.suppress?.reason === 'Bounce') return withSimulated({ bounces: count });
+  if (event.type === 'Complaint') return withSimulated({ complaints: count });
   return undefined;
 }
 

@@ -74,15 +74,21 @@ export class DynamoDbReputationStore implements ReputationCounter {
     if (!claimed) return undefined;
 
     const stale = daysBeforeWindow(now).flatMap((day) => COUNTER_KINDS.map((kind) => `${PREFIX[kind]}${day}`));
-    const names: Record<string, string> = { '#n': `${PREFIX[tally.kind]}${utcDay(now)}`, '#ttl': 'expiresAt' };
+    const counters = COUNTER_KINDS.filter((kind) => (tally[kind] ?? 0) > 0);
+    const names: Record<string, string> = { '#ttl': 'expiresAt' };
+    const values: Record<string, number> = { ':ttl': Math.floor(now / 1_000) + TTL_SECONDS };
+    counters.forEach((kind, i) => {
+      names[`#n${i}`] = `${PREFIX[kind]}${utcDay(now)}`;
+      values[`:n${i}`] = tally[kind] as number;
+    });
     stale.forEach((name, i) => (names[`#x${i}`] = name));
     const { Attributes } = await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: itemKey.reputation(event.organizationId),
-        UpdateExpression: `ADD #n :n SET #ttl = :ttl REMOVE ${stale.map((_, i) => `#x${i}`).join(', ')}`,
+        UpdateExpression: `ADD ${counters.map((_, i) => `#n${i} :n${i}`).join(', ')} SET #ttl = :ttl REMOVE ${stale.map((_, i) => `#x${i}`).join(', ')}`,
         ExpressionAttributeNames: names,
-        ExpressionAttributeValues: { ':n': tally.count, ':ttl': Math.floor(now / 1_000) + TTL_SECONDS },
+        ExpressionAttributeValues: values,
         ReturnValues: 'ALL_NEW',
       }),
     );
