@@ -50,7 +50,10 @@ describe('sending at the account rate', () => {
     const statuses = result.body.Messages.map((m: { Status: string }) => m.Status);
     const sent = statuses.filter((s: string) => s === 'Sent').length;
     expect(result.statusCode).toBe(207);
-    expect(sent).toBeGreaterThanOrEqual(17);
+    // Bounds a busy machine cannot break: the burst is granted at once, whatever the clock says,
+    // and the rate allows no more than the burst and one second's worth before the last turn. How
+    // close to 19 it comes is a matter of speed, which the benchmark measures.
+    expect(sent).toBeGreaterThanOrEqual(9);
     expect(sent).toBeLessThanOrEqual(19);
     // The untried ones are the last ones, in request order, each saying why.
     expect(statuses.slice(0, sent).every((s: string) => s === 'Sent')).toBe(true);
