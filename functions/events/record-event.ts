@@ -66,7 +66,8 @@ export async function recordEvent(body: string, deps: EventsDependencies): Promi
   // The settings page's Activity row follows the message's status (record-activity.ts).
   if (moved.length > 0) await recordActivity(parsed, event, deps, expiresAt);
   if (moved.length > 0 && (await deps.webhooks.get(event.organizationId))) await deps.outbox.enqueue(webhookJob(event, moved));
-  const reputation = await deps.reputation.count(event, deps.now());
+  // A test message's bounces and complaints are the simulator's, not the Organization's.
+  const reputation = event.test ? undefined : await deps.reputation.count(event, deps.now());
   const reason = reputation && judge(reputation, deps.thresholds);
   if (reason) {
     await pauseOrganization(event.organizationId, { at: new Date(deps.now()).toISOString(), reason }, { ...deps, pauses: deps.reputation, notify: deps });

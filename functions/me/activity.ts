@@ -12,6 +12,7 @@
 import { DELIVERY_STATUSES } from '../shared/delivery/recipient-state';
 import type { DeliveryStatus } from '../shared/delivery/recipient-state';
 import { parseEmailAddress } from '../shared/domain/email-address';
+import { testMark } from '../shared/domain/test-mode';
 import type { ActivityEntry, DynamoDbActivityStore } from '../shared/store/dynamodb-activity-store';
 import { withStorageFaults } from '../shared/store/storage-errors';
 import type { MemberOrganization } from './organizations';
@@ -29,6 +30,8 @@ export interface MessageView {
   readonly Recipients: readonly string[];
   readonly Subject: string;
   readonly Status: DeliveryStatus;
+  /** A test-mode message: nothing reached Amazon SES. */
+  readonly Test?: true;
 }
 
 export interface MessagesView {
@@ -112,5 +115,6 @@ function view(entry: ActivityEntry, organizationName: string): MessageView {
     Recipients: entry.recipients,
     Subject: entry.subject,
     Status: entry.status,
+    ...testMark(entry.messageId),
   };
 }

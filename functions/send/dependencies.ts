@@ -6,6 +6,8 @@
  */
 import { TENANT_PAUSED_REASON } from '../shared/domain/reputation';
 import { SesMailer } from '../shared/mail/ses-mailer';
+import type { Mailer } from '../shared/mail/ports';
+import type { EventSink } from '../shared/mail/test-mailer';
 import { pauseOrganization } from '../shared/reputation/pause-organization';
 import type { ClientOptions } from '../shared/runtime/clients';
 import { createDynamoDbClient, createSesClient } from '../shared/runtime/clients';
@@ -26,6 +28,32 @@ import { pausingOnTenantRefusal } from './tenant-pause';
 import type { SendDependencies } from './send-request';
 
 export type { LocalParts } from '../shared/schedules/dependencies';
+
+/** Where test mode's events go when nowhere is configured: a test message then has its id and no events. */
+const NO_EVENTS: EventSink = { publish: async () => undefined };
+
+/**
+ * Test mode's mailer (docs/keys.md), loaded with the first test message: live sends never pay for
+ * it in a cold start. Its events go to the events queue in AWS, to the local stack's own locally.
+ */
+function lazyTestMailer(config: Config, clients: ClientOptions, localEvents: EventSink | undefined): Mailer {
+  let made: Promise<Mailer> | undefined;
+  const make = async (): Promise<Mailer> => {
+    const { SqsEventSink, TestMailer } = await import('../shared/mail/test-mailer');
+    const queueUrl = config.sesEventsQueueUrl;
+    const sink = localEvents ?? (queueUrl ? new SqsEventSink((await import('../shared/runtime/queue-clients')).createSqsClient(config, clients), queueUrl) : NO_EVENTS);
+    return new TestMailer(sink, { region: config.region, configurationSet: config.sesConfigurationSet });
+  };
+  return {
+    send: async (email, signal) => {
+      made ??= make().catch((error: unknown) => {
+        made = undefined;
+        throw error;
+      });
+      return (await made).send(email, signal);
+    },
+  };
+}
 
 /**
  * Built once per function instance (or local stack), never per request. `local.outbox`: where the
@@ -62,5 +90,6 @@ export function createDependencies(config: Config, clients: ClientOptions = {}, 
     now: Date.now,
     scheduling: createSchedulingDependencies(config, dynamoDb, logger, clients, local),
     templates: new DynamoDbTemplateStore(dynamoDb, config.tableName),
+    testMailer: lazyTestMailer(config, clients, local.testEvents),
   };
 }

@@ -23,6 +23,8 @@ export interface ScheduleContext {
   readonly keyHash: string | undefined;
   /** How many pending schedules the Organization may hold (CONTRACT section 11 item 7). */
   readonly pendingLimit: number;
+  /** Made with a test-mode key: the message goes through test mode at its time too. */
+  readonly test?: boolean;
   /** Set under an Idempotency-Key: the claim's id, from which each message's ScheduleId is derived. */
   readonly seed: string | undefined;
   readonly now: number;
@@ -60,7 +62,7 @@ async function scheduleOne(message: ValidMessage, context: ScheduleContext, deps
   let created: 'created' | 'exists' | 'full';
   try {
     const { organizationId, userId, keyHash, pendingLimit } = context;
-    created = await deps.schedules.create({ scheduleId, organizationId, userId, ...(keyHash && { keyHash }), sendAt, message, expiresAt, pendingLimit, now: context.now });
+    created = await deps.schedules.create({ scheduleId, organizationId, userId, ...(keyHash && { keyHash }), sendAt, message, expiresAt, pendingLimit, now: context.now, ...(context.test && { test: true as const }) });
   } catch (error) {
     context.logger.warn('could not store a scheduled message', { index: message.index, error: error as Error });
     return failed(message.index, 'ScheduleUnavailable');

@@ -49,6 +49,8 @@ export interface SendDependencies {
   readonly scheduling: SchedulingDependencies;
   /** Stored templates (CONTRACT section 14), read only for a message that names one. */
   readonly templates: TemplateReader;
+  /** Test mode's mailer (docs/keys.md): no SES client behind it, only simulated events. */
+  readonly testMailer: Mailer;
 }
 
 export interface SendInput {
@@ -112,7 +114,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   const sending = await deliver(
     unsent.filter((message) => !isScheduled(message.sendAt, now)),
     organization,
-    { deadline: input.deadline, ...hooks },
+    { deadline: input.deadline, ...hooks, test: caller.test },
     { ...deps, requestId: input.requestId },
   );
   const scheduled = await scheduleMessages(
@@ -122,6 +124,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
       userId: caller.userId,
       keyHash: caller.keyHash,
       pendingLimit: organization.limits?.scheduled ?? DEFAULT_SCHEDULED,
+      test: caller.test,
       seed: session?.claimId,
       now: deps.now(),
       concurrency: deps.config.sendConcurrency,
@@ -169,9 +172,11 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
 export async function deliver(
   messages: readonly ValidMessage[],
   organization: OrganizationAccess,
-  options: Pick<SendOptions, 'deadline' | 'beforeSend' | 'onResult'>,
-  deps: Pick<SendDependencies, 'config' | 'suppressions' | 'mailer' | 'metrics' | 'now' | 'pacer' | 'dailyUsage' | 'logger'> & { readonly requestId?: string },
+  options: Pick<SendOptions, 'deadline' | 'beforeSend' | 'onResult'> & { readonly test?: boolean },
+  deps: Pick<SendDependencies, 'config' | 'suppressions' | 'mailer' | 'testMailer' | 'metrics' | 'now' | 'pacer' | 'dailyUsage' | 'logger'> & { readonly requestId?: string },
 ): Promise<{ readonly results: ReadonlyMap<number, MessageResult>; readonly retryAt: number | undefined; readonly quota: DailyQuota | undefined }> {
+  const { test, ...sendOptions } = options;
+  if (test) return deliverTest(messages, organization, sendOptions, deps);
   const { sendable, results: suppressed } = await applySuppressions(messages, organization, deps.suppressions);
   const quota = await takeDailyQuota(sendable, organization, deps.dailyUsage, deps.now());
   for (const result of quota?.refused.values() ?? []) await options.onResult?.(result);
@@ -185,7 +190,7 @@ export async function deliver(
       concurrency: deps.config.sendConcurrency,
       now: deps.now,
       pacer: deps.pacer,
-      ...options,
+      ...sendOptions,
     });
   } catch (error) {
     // Nothing was sent (the budget could not be reached before the first message): the quota taken goes back.
@@ -201,6 +206,28 @@ export async function deliver(
   }
   const results = new Map([...suppressed, ...(quota?.refused ?? []), ...sending.results.map((result) => [result.Index, result] as const)]);
   return { results, retryAt: sending.retryAt, quota };
+}
+
+/**
+ * Test mode (docs/keys.md), decided here before any mailer is chosen: the test mailer, which
+ * holds no SES client, and none of what live mail spends or consults: no share of the SES rate
+ * (no pacer), no daily quota, no suppression list (the mailbox simulator's rules decide).
+ */
+async function deliverTest(
+  messages: readonly ValidMessage[],
+  organization: OrganizationAccess,
+  options: Pick<SendOptions, 'deadline' | 'beforeSend' | 'onResult'>,
+  deps: Pick<SendDependencies, 'config' | 'testMailer' | 'metrics' | 'now'>,
+): Promise<{ readonly results: ReadonlyMap<number, MessageResult>; readonly retryAt: undefined; readonly quota: undefined }> {
+  const sending = await sendMessages(messages, {
+    organizationId: organization.organizationId,
+    sharer: { organizationId: organization.organizationId, weight: 1, rate: undefined },
+    mailer: timedMailer(deps.testMailer, deps.metrics, deps.now),
+    concurrency: deps.config.sendConcurrency,
+    now: deps.now,
+    ...options,
+  });
+  return { results: new Map(sending.results.map((result) => [result.Index, result] as const)), retryAt: undefined, quota: undefined };
 }
 
 function replayed(response: StoredResponse, requestId: string, logger: Logger): APIGatewayProxyStructuredResultV2 {

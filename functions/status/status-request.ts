@@ -9,6 +9,7 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Caller } from '../shared/auth/caller';
 import { authoriseOrganization } from '../shared/auth/caller';
 import { messageStatus } from '../shared/delivery/recipient-state';
+import { testMark } from '../shared/domain/test-mode';
 import type { ScheduleStore } from '../shared/schedules/schedule-store';
 import type { DeliveryStore, StoredMessage } from '../shared/store/dynamodb-delivery-store';
 import type { AccessStore } from '../shared/store/ports';
@@ -52,7 +53,7 @@ export async function handleStatusRequest(input: StatusInput, deps: StatusDepend
   const messages = [
     ...request.messageIds.map((messageId) => {
       const message = deliveryOf(messageId);
-      if (message) return { MessageId: messageId, ...view(message) };
+      if (message) return { MessageId: messageId, ...view(message), ...testMark(messageId) };
       const schedule = mine(schedules.get(messageId.toLowerCase()));
       if (schedule) return scheduleView(messageId, schedule, deliveryOf(schedule.messageId), view);
       return { MessageId: messageId, Status: 'Unknown', Recipients: [], Tags: {} };

@@ -48,6 +48,8 @@ export interface DeliveryLifecycle {
   readonly webhookKey: Key;
   /** Where webhook deliveries wait; scheduled sends queue their own events on it too. */
   readonly webhookQueue: Queue;
+  /** Where SES's events wait for the events function; test mode's simulated events too. */
+  readonly eventsQueue: Queue;
   readonly eventsDeadLetters: Queue;
   readonly webhookDeadLetters: Queue;
   readonly alarms: AlarmRow[];
@@ -197,5 +199,5 @@ export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSe
     { id: 'SesEventsDeadLetterAlarm', description: 'SES delivery events the events function could not record wait in the dead-letter queue', metric: waiting(events.dead), threshold: 1, atOrAbove: true, evaluationPeriods: 1 },
     { id: 'WebhookDeadLetterAlarm', description: 'Webhook deliveries that failed every attempt wait in the dead-letter queue', metric: waiting(hooks.dead), threshold: 1, atOrAbove: true, evaluationPeriods: 1 },
   ];
-  return { events: eventsFunction, webhooks: webhookFunction, status: statusFunction, webhookKey, webhookQueue: hooks.queue, eventsDeadLetters: events.dead, webhookDeadLetters: hooks.dead, alarms };
+  return { events: eventsFunction, webhooks: webhookFunction, status: statusFunction, webhookKey, webhookQueue: hooks.queue, eventsQueue: events.queue, eventsDeadLetters: events.dead, webhookDeadLetters: hooks.dead, alarms };
 }

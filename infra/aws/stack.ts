@@ -26,6 +26,7 @@ import { addReputation } from './reputation';
 import type { ScheduledSend } from './scheduled-send';
 import { addScheduledSend } from './scheduled-send';
 import { SERVICE_NAME, addSendFunction } from './send-function';
+import { allowTestModeEvents } from './test-mode';
 import { readSettings } from './settings';
 import { addSettings } from './settings-functions';
 import { addSignIn, settingsPageUrls } from './sign-in';
@@ -72,6 +73,7 @@ export class EmailSendApiStack extends Stack {
     this.sendFunction = send.fn;
     this.lifecycle = addDeliveryLifecycle(this, this.table, this.configurationSet, settings);
     this.scheduledSend = addScheduledSend(this, this.table, this.configurationSet, settings, send, this.lifecycle.webhookQueue);
+    allowTestModeEvents([send, this.scheduledSend.fire], this.lifecycle.eventsQueue);
     const { api, stage, sendRoutes, statusRoutes, cancelRoutes, customDomain } = addSendApi(this, send.fn, settings, this.lifecycle.status.fn, this.scheduledSend.cancel.fn);
     this.api = api;
     this.stage = stage;

@@ -5,6 +5,7 @@
  * on a second local queue, whose consumer is the webhook function's own handler. The status
  * endpoint is the status function's own handler, behind the local gateway's route.
  */
+import type { EventSink } from '../../functions/shared/mail/test-mailer';
 import type { Credentials } from '../../functions/shared/runtime/clients';
 import type { Config } from '../../functions/shared/runtime/config';
 import { createEventsDependencies } from '../../functions/events/dependencies';
@@ -35,6 +36,8 @@ export interface LocalLifecycle {
   /** For the SES front: every accepted SendEmail. */
   readonly simulate: SentListener;
   readonly webhookQueue: LocalQueue;
+  /** Test mode's simulated events, into the same events queue as the simulator's. */
+  readonly testEvents: EventSink;
   stop(): Promise<void>;
 }
 
@@ -58,6 +61,7 @@ export function startLocalLifecycle(options: LocalLifecycleOptions): LocalLifecy
     statusRoute: { method: 'POST', path: STATUS_PATH, handler: statusHandler as unknown as LambdaHandler, functionName: 'email-send-api-status-local' },
     simulate,
     webhookQueue,
+    testEvents: { publish: async (list) => list.forEach((event) => events.send(JSON.stringify(event))) },
     async stop() {
       await events.stop();
       await webhookQueue.stop();

@@ -10,6 +10,7 @@
  * stack was down fires at once. Firing twice is harmless (fire.ts claims before it sends), so two
  * stacks sharing one DynamoDB may both arm the same schedule.
  */
+import type { EventSink } from '../../functions/shared/mail/test-mailer';
 import { createCancelDependencies } from '../../functions/cancel/dependencies';
 import { CANCEL_PATH, createCancelHandler } from '../../functions/cancel/handler';
 import { createFireDependencies } from '../../functions/scheduled/dependencies';
@@ -84,6 +85,8 @@ export interface LocalScheduledSendOptions {
   readonly ownSends?: Instrument | undefined;
   /** The webhook queue of the local lifecycle, for `email.scheduled` and the rest. */
   readonly outbox: WebhookOutbox;
+  /** The local events queue, where test mode's simulated events go. */
+  readonly testEvents: EventSink;
   readonly log: (line: string) => void;
 }
 
@@ -102,14 +105,14 @@ export interface LocalScheduledSend {
  * Call `scheduler.resume` once the table exists to arm the schedules stored before a restart.
  */
 export function startLocalScheduledSend(options: LocalScheduledSendOptions): LocalScheduledSend {
-  const { config, credentials, ownSends, outbox, log } = options;
+  const { config, credentials, ownSends, outbox, testEvents, log } = options;
   // Its sends are the service's own, marked so the mailbox simulator makes their events.
   const clients = { credentials, ...(ownSends && { instrument: ownSends }) };
   // A wake-up that fails (the table down) comes back after a second, and keeps coming back: locally
   // there is no dead-letter queue to watch, and a restart would arm it again anyway.
   const queue = new LocalQueue({ name: 'scheduled-send', region: config.region, maxReceiveCount: Number.MAX_SAFE_INTEGER, visibilitySeconds: 1, log });
   const scheduler = new LocalScheduler(queue);
-  const parts: LocalParts = { timer: scheduler, outbox };
+  const parts: LocalParts = { timer: scheduler, outbox, testEvents };
   queue.consume(createScheduledHandler(createFireDependencies(config, clients, parts)));
   const cancelHandler = createCancelHandler(createCancelDependencies(config, clients, parts));
   return {

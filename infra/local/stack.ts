@@ -215,7 +215,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const config = { ...serviceConfig, dynamodbEndpoint, sesEndpoint: sesUrl };
     const lifecycle = startLocalLifecycle({ config, credentials, emulator, webhookRetryScale: options.webhookRetryScale, log });
     cleanups.push(() => lifecycle.stop());
-    const scheduled = startLocalScheduledSend({ config, credentials, ownSends, outbox: lifecycle.webhookQueue, log });
+    const scheduled = startLocalScheduledSend({ config, credentials, ownSends, outbox: lifecycle.webhookQueue, testEvents: lifecycle.testEvents, log });
     cleanups.push(() => scheduled.stop());
     // The webhook queue too: a send refused for a paused SES tenant pauses the Organization and tells its webhook.
     const handler = createHandler(createDependencies(config, { credentials, ...(ownSends && { instrument: ownSends }) }, scheduled.parts));

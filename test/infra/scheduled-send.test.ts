@@ -143,7 +143,7 @@ describe('IAM of the functions (exact statements)', () => {
     expect(statements.find((s) => JSON.stringify(s.Action).includes('sqs:ReceiveMessage'))).toMatchObject({ Resource: arnOf('ScheduleQueue') });
     const label = (s: Json) => s.Sid ?? (JSON.stringify(s.Action).includes('xray:') ? 'x-ray' : 'consume');
     expect(statements.map(label).sort()).toEqual(
-      ['WriteOwnLogs', 'ReadAccessRecords', 'ReadKeyHolders', 'SendRateBudget', 'ReadSendQuota', 'SendEmail', 'PauseOrganization', 'FireSchedules', 'CreateSchedules', 'PassSchedulerRole', 'QueueShortWaits', 'ReadWebhooks', 'QueueWebhooks', 'x-ray', 'consume'].sort(),
+      ['WriteOwnLogs', 'ReadAccessRecords', 'ReadKeyHolders', 'SendRateBudget', 'ReadSendQuota', 'SendEmail', 'PauseOrganization', 'FireSchedules', 'CreateSchedules', 'PassSchedulerRole', 'QueueShortWaits', 'ReadWebhooks', 'QueueWebhooks', 'TestModeEvents', 'x-ray', 'consume'].sort(),
     );
   });
 

@@ -185,6 +185,8 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
         SCHEDULE_DEAD_LETTER_ARN: { 'Fn::GetAtt': [expect.stringMatching(/^ScheduleQueueDeadLetters/), 'Arn'] },
         SCHEDULE_QUEUE_URL: { Ref: expect.stringMatching(/^ScheduleQueue[0-9A-F]{8}$/) },
         WEBHOOK_QUEUE_URL: { Ref: expect.stringMatching(/^WebhookQueue[0-9A-F]{8}$/) },
+        // Test mode's only way out (test/infra/test-mode.test.ts).
+        SES_EVENTS_QUEUE_URL: { Ref: expect.stringMatching(/^SesEventsQueue[0-9A-F]{8}$/) },
       });
     });
 
@@ -287,6 +289,8 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
           },
           // Scheduling: exactly these, asserted one by one in test/infra/scheduled-send.test.ts.
           ...['WriteSchedules', 'CreateSchedules', 'PassSchedulerRole', 'QueueShortWaits', 'ReadWebhooks', 'QueueWebhooks'].map((Sid) => expect.objectContaining({ Sid })),
+          // Test mode: asserted in test/infra/test-mode.test.ts.
+          expect.objectContaining({ Sid: 'TestModeEvents' }),
         ],
       });
     });

@@ -10,6 +10,7 @@
  * or the Organization tag is not ours to record and reads as undefined.
  */
 import { createHash } from 'node:crypto';
+import { isTestMessageId } from '../domain/test-mode';
 import { ORGANIZATION_TAG, SERVICE_TAGS } from '../mail/ses-message';
 import type { DeliveryStatus, RecipientState } from './recipient-state';
 
@@ -45,8 +46,10 @@ export interface DeliveryEvent {
   readonly recipients: readonly RecipientChange[];
   /** The client's own message tags (CONTRACT section 12), as SES hands them back with every event. */
   readonly tags: Readonly<Record<string, string>>;
-  /** Addresses to put on the Organization's suppression list: permanent bounces and complaints. */
+  /** Addresses to put on the Organization's suppression list: permanent bounces and complaints (never for a test message). */
   readonly suppress: { readonly reason: 'Bounce' | 'Complaint'; readonly addresses: readonly string[] } | undefined;
+  /** A test-mode message (domain/test-mode.ts): recorded and reported, but never counted in reputation nor suppressed. */
+  readonly test: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -164,6 +167,7 @@ export function parseSesEvent(input: unknown): DeliveryEvent | undefined {
     status: reading.status,
     recipients: recipients.map((address) => ({ address, status: reading.status, at, detail: reading.detail, eventId: id })),
     tags: clientTagsOf(mail),
-    suppress: reading.suppress && recipients.length > 0 ? { reason: reading.suppress, addresses: recipients } : undefined,
+    suppress: reading.suppress && recipients.length > 0 && !isTestMessageId(messageId) ? { reason: reading.suppress, addresses: recipients } : undefined,
+    test: isTestMessageId(messageId),
   };
 }

@@ -48,7 +48,7 @@ function encodedHeaders(email: OutgoingEmail): MessageHeader[] {
   return (email.headers ?? []).map((header) => ({ Name: header.name, Value: encodeHeaderValue(header.value) }));
 }
 
-function emailTags(email: OutgoingEmail): MessageTag[] {
+export function emailTags(email: OutgoingEmail): MessageTag[] {
   const own = Object.entries(email.tags ?? {}).map(([Name, Value]) => ({ Name, Value }));
   return [{ Name: ORGANIZATION_TAG, Value: email.organizationId }, ...own];
 }

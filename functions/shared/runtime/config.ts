@@ -35,6 +35,11 @@ export interface Config {
   readonly statusRetentionDays: number;
   /** The SQS queue webhook deliveries wait in (the events function sends to it); unset locally. */
   readonly webhookQueueUrl: string | undefined;
+  /**
+   * The SQS queue SES's events reach the events function through; test mode (docs/keys.md) puts
+   * its simulated events there. Unset locally, where the local stack hands them over itself.
+   */
+  readonly sesEventsQueueUrl: string | undefined;
   /** The KMS key that seals webhook signing secrets; unset locally, where a local key does. */
   readonly webhookKmsKeyId: string | undefined;
   /** When an Organization is paused for its bounces and complaints (CONTRACT section 11 item 3). */
@@ -126,6 +131,7 @@ export function loadConfig(env: Env = process.env): Config {
     statusRetentionDays: read.integer('STATUS_RETENTION_DAYS', DEFAULTS.statusRetentionDays, 1, 3_650),
     webhookQueueUrl: read.endpoint('WEBHOOK_QUEUE_URL'),
     webhookKmsKeyId: read.text('WEBHOOK_KMS_KEY_ID'),
+    sesEventsQueueUrl: read.endpoint('SES_EVENTS_QUEUE_URL'),
     reputation: {
       bounceRate: read.decimal('REPUTATION_BOUNCE_RATE', 0.000001, 1) ?? DEFAULTS.reputationBounceRate,
       complaintRate: read.decimal('REPUTATION_COMPLAINT_RATE', 0.000001, 1) ?? DEFAULTS.reputationComplaintRate,

@@ -10,6 +10,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { ClientOptions } from '../runtime/clients';
 import type { Config } from '../runtime/config';
 import type { WebhookJob } from '../webhooks/payload';
+import type { EventSink } from '../mail/test-mailer';
 import type { WebhookOutbox } from '../webhooks/queue';
 import { DynamoDbWebhookStore } from '../webhooks/webhook-store';
 import type { ScheduleNotices } from './notices';
@@ -30,6 +31,8 @@ export interface SchedulingDependencies {
 export interface LocalParts {
   readonly timer?: ScheduleTimer;
   readonly outbox?: WebhookOutbox;
+  /** Where test mode's simulated events go: the local stack's events queue. */
+  readonly testEvents?: EventSink;
 }
 
 /** A timer for a setup that has none (the test harness): scheduling answers `ScheduleUnavailable`. */

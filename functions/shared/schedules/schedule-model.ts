@@ -44,10 +44,12 @@ export interface ScheduleHead {
    * schedules made before the rule (they answer to membership alone).
    */
   readonly keyHash?: string;
+  /** Scheduled with a test-mode key: at its time it goes through test mode too, never to Amazon SES. */
+  readonly test?: true;
 }
 
 /** A schedule as the send path makes it: the head's identity and time, with the message itself. */
-export interface NewSchedule extends Pick<ScheduleHead, 'scheduleId' | 'organizationId' | 'userId' | 'sendAt' | 'keyHash'> {
+export interface NewSchedule extends Pick<ScheduleHead, 'scheduleId' | 'organizationId' | 'userId' | 'sendAt' | 'keyHash' | 'test'> {
   /** How many schedules the Organization may hold pending (CONTRACT section 11 item 7). */
   readonly pendingLimit: number;
   readonly message: ValidMessage;

@@ -35,7 +35,7 @@ import { FINAL_STATES, SCHEDULE_STATES, ScheduleStateError } from './schedule-mo
 export * from './schedule-model';
 
 type Item = Record<string, unknown>;
-const HEAD_FIELDS = ['pk', 'organizationId', 'userId', '#state', 'sendAt', 'dueAt', 'attempts', 'claimId', 'leaseUntil', 'messageId', '#error', 'updatedAt', 'tags', 'keyHash'];
+const HEAD_FIELDS = ['pk', 'organizationId', 'userId', '#state', 'sendAt', 'dueAt', 'attempts', 'claimId', 'leaseUntil', 'messageId', '#error', 'updatedAt', 'tags', 'keyHash', 'test'];
 const NAMES = { '#state': 'state', '#error': 'error' };
 /** BatchWriteItem takes at most 25 items. */
 const BATCH_WRITE = 25;
@@ -57,6 +57,7 @@ function toHead(item: Item): ScheduleHead | undefined {
     updatedAt: String(item.updatedAt),
     ...(isTagMap(item.tags) && { tags: item.tags }),
     ...(typeof item.keyHash === 'string' && { keyHash: item.keyHash }),
+    ...(item.test === true && { test: true as const }),
   };
 }
 
@@ -98,6 +99,7 @@ export class DynamoDbScheduleStore implements ScheduleStore {
       updatedAt: new Date(schedule.now).toISOString(),
       ...(schedule.message.tags && Object.keys(schedule.message.tags).length > 0 && { tags: { ...schedule.message.tags } }),
       ...(schedule.keyHash && { keyHash: schedule.keyHash }),
+      ...(schedule.test && { test: true }),
       expiresAt,
     };
     const created = await unlessConditionFails(() =>

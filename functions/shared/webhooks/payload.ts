@@ -41,6 +41,7 @@ export function webhookJob(event: DeliveryEvent, recipients: readonly RecipientC
       Status: event.status,
       Recipients: recipients.map(recipientView),
       Tags: event.tags,
+      ...(event.test && { Test: true }),
     },
   };
   return { organizationId: event.organizationId, webhookId: `msg_${event.id}`, payload: JSON.stringify(payload) };
