@@ -15,8 +15,11 @@ import { DynamoDbKeyStore } from '../../functions/shared/store/dynamodb-key-stor
 import { unlessConditionFails } from '../../functions/shared/store/conditions';
 import type { KeySummary, Organization, User } from '../../functions/shared/store/records';
 import { RecordConflictError, RecordNotFoundError } from '../../functions/shared/store/records';
+import type { RetireDependencies } from '../../functions/shared/schedules/key-schedules';
+import { cancelSchedule, retireKeySchedules } from '../../functions/shared/schedules/key-schedules';
+import { COUNT_KEY, organizationSchedulesPartition } from '../../functions/shared/schedules/organization-schedules';
 import { DynamoDbScheduleStore } from '../../functions/shared/schedules/schedule-store';
-import { PARTITIONS, SCHEDULE_PARTITION, itemKey } from '../../functions/shared/store/table';
+import { PARTITIONS, itemKey } from '../../functions/shared/store/table';
 import type { DynamoDbAdminStore } from './admin-store';
 
 type Item = Record<string, unknown>;
@@ -109,10 +112,17 @@ export class AdminDirectory {
     return { id: user.id, email: user.email, organizations, key: await this.keys.summary(user) };
   }
 
-  /** Removes the user: its key first (it stops working), then its memberships, its e-mail item and itself. */
-  async deleteUser(userId: string): Promise<UserDetails> {
+  /**
+   * Removes the user: its key first (it stops working, and the messages it scheduled are
+   * cancelled, as with `key revoke`), then its memberships, its e-mail item and itself.
+   */
+  async deleteUser(userId: string): Promise<UserDetails & { readonly cancelledSchedules: readonly string[] }> {
     const details = await this.user({ id: userId });
-    if (details.key) await this.store.revokeKey(details.id);
+    const cancelled: string[] = [];
+    if (details.key) {
+      const oldHash = await this.store.revokeKey(details.id);
+      cancelled.push(...(await retireKeySchedules({ id: details.id, organizations: details.organizations }, oldHash, undefined, this.scheduling())).cancelled);
+    }
     for (const organizationId of details.organizations) await this.store.removeMember(organizationId, details.id);
     // The e-mail item only while it still names this user: a new user may have taken the address since.
     await unlessConditionFails(() =>
@@ -121,17 +131,18 @@ export class AdminDirectory {
       ),
     );
     await this.store.client.send(new DeleteCommand({ TableName: this.store.tableName, Key: itemKey.user(details.id) }));
-    return details;
+    return { ...details, cancelledSchedules: cancelled };
   }
 
-  /** The Organization's scheduled messages not yet sent (Scheduled, or Claimed by a firing that may still send them). */
+  /** The schedule store as the CLI uses it: no timers or webhook queue to reach (a cancelled schedule's timer finds it so and does nothing). */
+  private scheduling(): RetireDependencies {
+    const schedules = new DynamoDbScheduleStore(this.store.client, this.store.tableName);
+    return { schedules, organizations: schedules.organizations, timer: undefined, notices: undefined, now: Date.now, warn: () => undefined };
+  }
+
+  /** The Organization's scheduled messages not yet sent, as `schedule list` shows them. */
   async pendingSchedules(organizationId: string): Promise<string[]> {
-    const items = await scanKind(this.store, { prefix: SCHEDULE_PARTITION, sortKey: 'SCHED' }, ['pk'], {
-      expression: 'organizationId = :org AND #state IN (:scheduled, :claimed)',
-      names: ['state'],
-      values: { ':org': organizationId, ':scheduled': 'Scheduled', ':claimed': 'Claimed' },
-    });
-    return items.map((item) => String(item.pk).slice(SCHEDULE_PARTITION.length)).sort();
+    return (await this.scheduling().organizations.list(organizationId)).map((entry) => entry.scheduleId);
   }
 
   /**
@@ -151,14 +162,15 @@ export class AdminDirectory {
     if (blockers.length > 0 && !force) {
       throw new RecordConflictError(`Organization ${id} still has ${blockers.join(', ')}; remove them first, or pass --force to remove them with it`);
     }
-    const schedules = new DynamoDbScheduleStore(this.store.client, this.store.tableName);
+    const scheduling = this.scheduling();
     const cancelled: string[] = [];
-    for (const scheduleId of pending) if (await schedules.cancel(scheduleId, id, Date.now())) cancelled.push(scheduleId);
+    for (const head of (await scheduling.schedules.heads(pending)).values()) if (await cancelSchedule(head, scheduling)) cancelled.push(head.scheduleId);
     for (const member of members) await this.store.removeMember(id, member);
     await removeTenant(id);
     // Its own records; message statuses, Activity and daily counts expire on their own (TTL).
     const suppressions = (await this.store.listSuppressions(id)).map(({ address }) => itemKey.suppression(id, address));
-    for (const key of [...suppressions, itemKey.webhook(id), itemKey.reputation(id), itemKey.organization(id)]) {
+    const pendingCount = { pk: organizationSchedulesPartition(id), sk: COUNT_KEY };
+    for (const key of [...suppressions, pendingCount, itemKey.webhook(id), itemKey.reputation(id), itemKey.organization(id)]) {
       await this.store.client.send(new DeleteCommand({ TableName: this.store.tableName, Key: key }));
     }
     return { id, members, cancelledSchedules: cancelled, senders };

@@ -66,15 +66,15 @@ export function addFindCommands(groups: { readonly org: Command; readonly user: 
     .addOption(new Option('--user <uuid>', 'user id').conflicts('email'))
     .addOption(new Option('--email <email>', "the user's e-mail address").conflicts('user'));
 
-  leaf(user, 'delete', 'delete a user: its key (it stops working), its memberships and, with a user pool, its Cognito user', async (store, o, admin) => {
+  leaf(user, 'delete', 'delete a user: its key (it stops working, the messages it scheduled are cancelled), its memberships and, with a user pool, its Cognito user', async (store, o, admin) => {
     const pool = admin.userPool(o.userPoolId);
     const directory = new AdminDirectory(store);
     // Out of the pool first: interrupted after it, the user can no longer sign in, never the other way round.
     const fromPool = pool ? await pool.remove((await directory.user({ id: o.user! })).email) : undefined;
     const removed = await directory.deleteUser(o.user!);
     return {
-      human: `User ${removed.email} (${removed.id}) deleted${removed.key ? ', its key revoked' : ''}${removed.organizations.length > 0 ? `, removed from ${count(removed.organizations.length, 'Organization', 'Organizations')}` : ''}${fromPool === undefined ? '' : fromPool ? ', removed from the user pool' : ', was not in the user pool'}`,
-      json: { id: removed.id, email: removed.email, deleted: true, keyRevoked: removed.key !== undefined, organizations: removed.organizations, userPool: fromPool === undefined ? null : fromPool ? 'removed' : 'absent' },
+      human: `User ${removed.email} (${removed.id}) deleted${removed.key ? ', its key revoked' : ''}${removed.cancelledSchedules.length > 0 ? `, ${count(removed.cancelledSchedules.length, 'scheduled message', 'scheduled messages')} it made cancelled` : ''}${removed.organizations.length > 0 ? `, removed from ${count(removed.organizations.length, 'Organization', 'Organizations')}` : ''}${fromPool === undefined ? '' : fromPool ? ', removed from the user pool' : ', was not in the user pool'}`,
+      json: { id: removed.id, email: removed.email, deleted: true, keyRevoked: removed.key !== undefined, cancelledSchedules: removed.cancelledSchedules, organizations: removed.organizations, userPool: fromPool === undefined ? null : fromPool ? 'removed' : 'absent' },
     };
   })
     .requiredOption('--user <uuid>', 'user id')

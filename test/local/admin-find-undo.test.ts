@@ -10,6 +10,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { hashApiKey } from '../../functions/shared/domain/api-keys';
+import { DynamoDbScheduleStore } from '../../functions/shared/schedules/schedule-store';
 import { itemKey } from '../../functions/shared/store/table';
 import { EXIT_CODES } from '../../infra/admin/command-frame';
 import type { RunningService } from '../../infra/local/emulators';
@@ -28,6 +30,21 @@ interface Target {
   readonly tableName: string;
   /** The deployed target's Cognito user pool, when it has one. */
   readonly userPool?: { readonly id: string; readonly client: CognitoIdentityProviderClient };
+}
+
+/** A pending scheduled message as the send path stores it: its head, and its entry in the Organization's list (`schedule list`). */
+async function schedule(target: Target, organizationId: string, userId: string, keyHash?: string): Promise<string> {
+  const scheduleId = randomUUID();
+  const sendAt = Date.now() + 3_600_000;
+  await target.documents.send(
+    new PutCommand({
+      TableName: target.tableName,
+      Item: { ...itemKey.schedule(scheduleId), organizationId, userId, ...(keyHash && { keyHash }), state: 'Scheduled', sendAt, dueAt: sendAt, attempts: 0, updatedAt: new Date().toISOString() },
+    }),
+  );
+  const entry = { scheduleId, organizationId, userId, ...(keyHash && { keyHash }), sendAt, recipients: ['a@example.org'], subject: 'Later' };
+  expect(await new DynamoDbScheduleStore(target.documents, target.tableName).organizations.hold(entry, 100, Math.floor(sendAt / 1000) + 86_400)).toBe('held');
+  return scheduleId;
 }
 
 /** The find-and-undo behaviour, the same on either target. */
@@ -97,7 +114,7 @@ function findAndUndo(target: () => Target): void {
     expect(human.stderr).toBe(`error: a user with email ${email} already exists, with id ${id}\n`);
   });
 
-  it('user delete revokes its key, ends its memberships and frees its e-mail address', async () => {
+  it('user delete revokes its key, cancels the messages it scheduled, ends its memberships and frees its e-mail address', async () => {
     const email = `gone-${randomUUID()}@example.net`;
     const id = await newUser(email);
     const org = await newOrg();
@@ -106,13 +123,16 @@ function findAndUndo(target: () => Target): void {
     const keyItem = (await json('user', 'show', '--user', id)).key;
     expect(keyItem).not.toBeNull();
 
+    const keyHash = hashApiKey(String(key));
+    const made = await schedule(target(), org, id, keyHash);
+
     const deleted = await json('user', 'delete', '--user', id);
-    expect(deleted).toEqual({ id, email, deleted: true, keyRevoked: true, organizations: [org], userPool: target().userPool ? 'removed' : null });
+    expect(deleted).toEqual({ id, email, deleted: true, keyRevoked: true, cancelledSchedules: [made], organizations: [org], userPool: target().userPool ? 'removed' : null });
+    expect((await target().documents.send(new GetCommand({ TableName: target().tableName, Key: itemKey.schedule(made) }))).Item?.state).toBe('Cancelled');
     expect((await run('user', 'show', '--user', id)).code).toBe(EXIT_CODES.notFound);
     expect((await json('org', 'show', '--org', org)).members).toEqual([]);
     // The key's own item is gone, so the key authenticates nobody.
-    const { createHash } = await import('node:crypto');
-    const { Item } = await target().documents.send(new GetCommand({ TableName: target().tableName, Key: itemKey.apiKey(createHash('sha256').update(String(key)).digest('hex')) }));
+    const { Item } = await target().documents.send(new GetCommand({ TableName: target().tableName, Key: itemKey.apiKey(keyHash) }));
     expect(Item).toBeUndefined();
     // The address is free again.
     expect(await newUser(email)).not.toBe(id);
@@ -128,14 +148,7 @@ function findAndUndo(target: () => Target): void {
     const member = await newUser();
     await json('member', 'add', '--org', org, '--user', member);
     await json('sender', 'add', '--org', org, '--domain', 'acme.example');
-    const scheduleId = randomUUID();
-    const now = Date.now();
-    await target().documents.send(
-      new PutCommand({
-        TableName: target().tableName,
-        Item: { ...itemKey.schedule(scheduleId), organizationId: org, userId: member, state: 'Scheduled', sendAt: now + 3_600_000, dueAt: now + 3_600_000, attempts: 0, updatedAt: new Date(now).toISOString() },
-      }),
-    );
+    const scheduleId = await schedule(target(), org, member);
 
     const refused = await run('org', 'delete', '--org', org);
     expect(refused).toMatchObject({ code: EXIT_CODES.conflict, stdout: '' });
@@ -147,6 +160,7 @@ function findAndUndo(target: () => Target): void {
     expect((await run('org', 'show', '--org', org)).code).toBe(EXIT_CODES.notFound);
     const { Item } = await target().documents.send(new GetCommand({ TableName: target().tableName, Key: itemKey.schedule(scheduleId) }));
     expect(Item?.state).toBe('Cancelled');
+    expect(await new DynamoDbScheduleStore(target().documents, target().tableName).organizations.list(org)).toEqual([]);
     // The member is a user still, in no Organization.
     expect((await json('user', 'show', '--user', member)).organizations).toEqual([]);
 

@@ -35,7 +35,8 @@ export interface PendingEntry {
 }
 
 type Item = Record<string, unknown>;
-const COUNT_KEY = 'PENDING';
+/** The sort key of the partition's count of pending schedules. */
+export const COUNT_KEY = 'PENDING';
 const ENTRY = 'S#';
 /** Enough for a person to recognise the message; the schedule itself holds it whole. */
 const SUMMARY = { recipients: 5, subject: 200 } as const;
