@@ -24,6 +24,7 @@ import { KeyPolicyError } from '../../functions/shared/domain/key-policy';
 import { addKeyCommands } from './key-commands';
 import { addLifecycleCommands } from './lifecycle-commands';
 import { addScheduleCommands } from './schedule-commands';
+import { addTemplateCommands } from './template-commands';
 import { TENANT_HELP, addOrgCommands } from './org-commands';
 import { TenantError } from './ses-tenants';
 import type { Target, TargetOptions } from './target';
@@ -194,6 +195,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
   addKeyCommands(program, leaf);
   addLifecycleCommands(program, leaf);
   addScheduleCommands(program, leaf);
+  addTemplateCommands(program, leaf);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -54,7 +54,7 @@ export function acknowledgeNagFindings({ api, apiKeyRoutes, sendRole, fireRole, 
     id: 'AwsSolutions-APIG4',
     reason:
       'The $default route only exists so that unknown paths and methods reach the function, which answers them with ' +
-      `404/405 problem documents and sends nothing; the routes that act (POST ${SEND_PATH}, POST ${STATUS_PATH}, POST ${API_ROUTES.cancel.path}) require ` +
+      `404/405 problem documents and sends nothing; the routes that act (POST ${SEND_PATH}, POST ${STATUS_PATH}, POST ${API_ROUTES.cancel.path}, and those under ${API_ROUTES.templates.path}) require ` +
       'an API key, and those of the settings API a token checked by the JWT authorizer.',
   });
   for (const role of [sendRole, fireRole]) {

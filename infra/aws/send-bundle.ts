@@ -89,6 +89,7 @@ export const EVENTS_ENTRY = fileURLToPath(new URL('../../functions/events/index.
 export const WEBHOOKS_ENTRY = fileURLToPath(new URL('../../functions/webhooks/index.ts', import.meta.url));
 export const STATUS_ENTRY = fileURLToPath(new URL('../../functions/status/index.ts', import.meta.url));
 export const SCHEDULED_ENTRY = fileURLToPath(new URL('../../functions/scheduled/index.ts', import.meta.url));
+export const TEMPLATES_ENTRY = fileURLToPath(new URL('../../functions/templates/index.ts', import.meta.url));
 export const CANCEL_ENTRY = fileURLToPath(new URL('../../functions/cancel/index.ts', import.meta.url));
 
 /**

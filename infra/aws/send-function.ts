@@ -14,6 +14,7 @@ import { DELIVERY_PARTITIONS, PAUSE_ATTRIBUTES, SEND_FUNCTION_PARTITIONS, TABLE_
 import { SEND_ENTRY, SEND_SPLIT_BUNDLING } from './send-bundle';
 import { addServiceFunction, inPartitions, readKeyHolders, recordKeyUse } from './service-function';
 import type { StackSettings } from './settings';
+import { readTemplates } from './templates';
 
 export const SERVICE_NAME = 'email-send-api';
 
@@ -112,6 +113,8 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
       resources: [table.tableArn],
       conditions: inPartitions(SEND_FUNCTION_PARTITIONS.idempotency),
     }),
+    // A message may be written from a stored template (CONTRACT section 14): its version is read, never written.
+    readTemplates(table),
     ...spendAndSend,
   ];
 

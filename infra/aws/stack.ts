@@ -21,6 +21,7 @@ import { SEND_PATH } from '../../functions/send/route';
 import { TABLE_SCHEMA } from '../../functions/shared/store/table';
 import { addAlarms } from './alarms';
 import { addSendApi } from './http-api';
+import { addTemplates } from './templates';
 import { acknowledgeNagFindings } from './nag';
 import { addReputation } from './reputation';
 import type { ScheduledSend } from './scheduled-send';
@@ -42,6 +43,8 @@ export class EmailSendApiStack extends Stack {
   readonly configurationSet: ConfigurationSet;
   readonly settingsApiFunction: NodejsFunction;
   readonly settingsPageFunction: NodejsFunction;
+  /** Behind /v1.2/templates… (CONTRACT section 14). */
+  readonly templatesFunction: NodejsFunction;
   readonly lifecycle: DeliveryLifecycle;
   readonly scheduledSend: ScheduledSend;
 
@@ -77,6 +80,8 @@ export class EmailSendApiStack extends Stack {
     const { api, stage, sendRoutes, statusRoutes, cancelRoutes, customDomain } = addSendApi(this, send.fn, settings, this.lifecycle.status.fn, this.scheduledSend.cancel.fn);
     this.api = api;
     this.stage = stage;
+    const templates = addTemplates(this, this.table, api, settings);
+    this.templatesFunction = templates.function.fn;
     const reputation = addReputation(this, this.configurationSet, settings, [SERVICE_NAME, EVENTS_SERVICE_NAME]);
     addAlarms(this, api, send.fn, settings, [...this.lifecycle.alarms, ...this.scheduledSend.alarms, reputation.alarm]);
     const signIn = addSignIn(this, api, settings);
@@ -107,6 +112,7 @@ export class EmailSendApiStack extends Stack {
       });
     }
     new CfnOutput(this, 'StatusUrl', { description: 'POST endpoint of the status API', value: `${stage.url}${API_ROUTES.status.path.slice(1)}` });
+    new CfnOutput(this, 'TemplatesUrl', { description: 'The templates endpoints (GET lists; /{Name} saves, reads and deletes one)', value: `${stage.url}${API_ROUTES.templates.path.slice(1)}` });
     new CfnOutput(this, 'CancelUrl', { description: 'POST endpoint that cancels scheduled messages', value: `${stage.url}${API_ROUTES.cancel.path.slice(1)}` });
     new CfnOutput(this, 'ScheduleGroupName', { description: 'EventBridge Scheduler group holding the scheduled messages\' one-time schedules', value: this.scheduledSend.group.scheduleGroupName });
     new CfnOutput(this, 'WebhookKeyArn', {
@@ -124,7 +130,7 @@ export class EmailSendApiStack extends Stack {
     const { fire, cancel } = this.scheduledSend;
     acknowledgeNagFindings({
       api,
-      apiKeyRoutes: [...sendRoutes, ...statusRoutes, ...cancelRoutes],
+      apiKeyRoutes: [...sendRoutes, ...statusRoutes, ...cancelRoutes, ...templates.routes],
       sendRole: send.role,
       fireRole: fire.role,
       scheduleRoles: [send.role, fire.role, cancel.role],
@@ -132,7 +138,7 @@ export class EmailSendApiStack extends Stack {
       tracing: settings.tracing,
       pageRoutes: settingsParts.pageRoutes,
       userPool: signIn.userPool,
-      tracedRoles: [settingsParts.api.role, settingsParts.page.role, events.role, webhooks.role, status.role, cancel.role],
+      tracedRoles: [settingsParts.api.role, settingsParts.page.role, events.role, webhooks.role, status.role, cancel.role, templates.function.role],
       tenantAdministration: reputation.tenantAdministration,
     });
   }

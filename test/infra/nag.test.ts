@@ -47,14 +47,19 @@ function rawFindings(stack: EmailSendApiStack): string[] {
 const sameGroup = (finding: string) => finding.replace(/:schedule\/[A-Za-z0-9_.-]+\/\*\]/, ':schedule/<ScheduleGroup>/*]');
 
 const COMMON_ACKNOWLEDGEMENTS = [
+  'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/DELETE--v1.2--templates--{Name}',
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/DefaultRoute',
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/GET--problems',
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/GET--problems--{proxy+}',
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/GET--settings',
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/GET--settings--{proxy+}',
+  'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/GET--v1.2--templates',
+  'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/GET--v1.2--templates--{Name}',
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/POST--v1.2--email--cancel',
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/POST--v1.2--email--send',
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/POST--v1.2--email--status',
+  'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/POST--v1.2--templates--{Name}--render',
+  'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/PUT--v1.2--templates--{Name}',
   'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/CancelFunctionRole',
   'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/EventsFunctionRole',
   'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/ScheduledSendFunctionRole',
@@ -62,6 +67,7 @@ const COMMON_ACKNOWLEDGEMENTS = [
   'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/SettingsApiFunctionRole',
   'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/SettingsPageFunctionRole',
   'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/StatusFunctionRole',
+  'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/TemplatesFunctionRole',
   'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/WebhookFunctionRole',
   // One-time schedules of the stack's own group, named by ScheduleId (CONTRACT section 13).
   ...['CancelFunctionRole', 'ScheduledSendFunctionRole', 'SendFunctionRole'].map(

@@ -90,9 +90,9 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
       });
     });
 
-    it('lets only this API invoke the functions behind its routes (send, status, settings API and page), and nothing invoke the others', () => {
+    it('lets only this API invoke the functions behind its routes (send, status, cancel, templates, settings API and page), and nothing invoke the others', () => {
       const permissions = Object.values(template.findResources('AWS::Lambda::Permission'));
-      const invokable = [stack.sendFunction, stack.lifecycle.status.fn, stack.scheduledSend.cancel.fn, stack.settingsApiFunction, stack.settingsPageFunction].map((fn) => logicalId(stack, fn));
+      const invokable = [stack.sendFunction, stack.lifecycle.status.fn, stack.scheduledSend.cancel.fn, stack.templatesFunction, stack.settingsApiFunction, stack.settingsPageFunction].map((fn) => logicalId(stack, fn));
       expect(new Set(permissions.map((permission) => permission.Properties.FunctionName['Fn::GetAtt'][0]))).toEqual(new Set(invokable));
       for (const permission of permissions) {
         expect(permission.Properties).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
@@ -214,7 +214,7 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
       template.hasResourceProperties('AWS::Lambda::Function', { Role: { 'Fn::GetAtt': [ids.role, 'Arn'] } });
     });
 
-    it('allows exactly: X-Ray trace writes, its own logs, BatchGetItem on key, Organization and suppression items only, idempotency records in IDEM# partitions, the send-rate budget in BUDGET#, GetAccount, SendEmail on identities, the configuration set and the Organizations\' tenants, and the pause attributes of Organization items', () => {
+    it('allows exactly: X-Ray trace writes, its own logs, BatchGetItem on key, Organization and suppression items only, idempotency records in IDEM# partitions, template versions in TPL# (read only), the send-rate budget in BUDGET#, GetAccount, SendEmail on identities, the configuration set and the Organizations\' tenants, and the pause attributes of Organization items', () => {
             const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((each) => JSON.stringify(each.Properties.Roles) === JSON.stringify([{ Ref: ids.role }]));
       expect(policies).toHaveLength(1);
       const policy = policies[0] as { Properties: { PolicyDocument: Json; Roles: unknown } };
@@ -256,6 +256,13 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
             Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
             Resource: { 'Fn::GetAtt': [ids.table, 'Arn'] },
             Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['IDEM#*'] } },
+          },
+          {
+            Sid: 'ReadTemplates',
+            Effect: 'Allow',
+            Action: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
+            Resource: { 'Fn::GetAtt': [ids.table, 'Arn'] },
+            Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['TPL#*'] } },
           },
           {
             Sid: 'SendRateBudget',

@@ -6,15 +6,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { TestStack, Tenant } from './helpers';
-import { adminEnv, expectProblem, provisionTenant, send, sentEmails, startTestStack } from './helpers';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { admin, adminEnv, adminJson, expectProblem, provisionTenant, send, sentEmails, startTestStack } from './helpers';
 
 let stack: TestStack;
 let tenant: Tenant;
 let other: Tenant;
+let env: Record<string, string>;
 
 beforeAll(async () => {
   stack = await startTestStack();
-  const env = adminEnv(stack);
+  env = adminEnv(stack);
   [tenant, other] = [await provisionTenant(env), await provisionTenant(env)];
 });
 afterAll(async () => stack?.stop());
@@ -230,5 +234,35 @@ describe('bad input: a clear 400, nothing stored or sent', () => {
       { pointer: '/Messages/4/Template', detail: expect.stringContaining('TextContent and HtmlContent are both empty') },
     ]);
     expect(await emailsWith(subject)).toHaveLength(0);
+  });
+});
+
+describe('admin CLI: template put/list/show/delete', () => {
+  it('saves versions from files, lists, shows a version, refuses a bad template by line, and deletes', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'templates-'));
+    try {
+      const name = unique('cli');
+      const [text, html, bad] = [join(dir, 'body.txt'), join(dir, 'body.html'), join(dir, 'bad.html')];
+      await writeFile(text, 'Hello {{name}}');
+      await writeFile(html, '<p>Hello {{name}}</p>');
+      await writeFile(bad, '<p>\n{{> footer}}</p>');
+      const org = tenant.organizationId;
+      expect(await adminJson(env, 'template', 'put', '--org', org, '--name', name, '--subject', 'Hi {{name}}', '--text-file', text)).toMatchObject({ name, version: 1 });
+      expect(await adminJson(env, 'template', 'put', '--org', org, '--name', name, '--subject', 'Hey {{name}}', '--html-file', html)).toMatchObject({ name, version: 2 });
+      const refused = await admin(env, 'template', 'put', '--org', org, '--name', name, '--subject', 'x', '--html-file', bad);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/HtmlContent: line 2: partials/);
+
+      expect((await adminJson(env, 'template', 'list', '--org', org)).templates).toContainEqual({ name, latestVersion: 2, updatedAt: expect.any(String) });
+      expect(await adminJson(env, 'template', 'show', '--org', org, '--name', name, '--version', '1')).toMatchObject({ version: 1, subject: 'Hi {{name}}', textContent: 'Hello {{name}}', htmlContent: null });
+      // What the CLI saved, the API renders.
+      const rendered = (await (await render(tenant, name, { Variables: { name: '<Ann>' } })).json()) as Record<string, any>;
+      expect(rendered).toMatchObject({ Version: 2, Subject: 'Hey <Ann>', HtmlContent: '<p>Hello &lt;Ann&gt;</p>' });
+
+      expect(await adminJson(env, 'template', 'delete', '--org', org, '--name', name)).toEqual({ name, deleted: true });
+      expect((await admin(env, 'template', 'show', '--org', org, '--name', name)).code).toBe(3);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
