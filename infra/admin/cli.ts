@@ -127,7 +127,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
         `http://${LOOPBACK}:DYNAMODB_PORT with table TABLE_NAME, default email-send-api-local).`,
         '',
         `Exit codes: 0 done, ${EXIT_CODES.invalid} usage error or invalid value, ${EXIT_CODES.notFound} not found, ${EXIT_CODES.conflict} conflict,`,
-        `${EXIT_CODES.unavailable} DynamoDB or the user pool unreachable or refused (stack not running, no table, credentials).`,
+        `${EXIT_CODES.unavailable} DynamoDB, Amazon SES or the user pool unreachable or refused (stack not running, no table, credentials).`,
         '',
         'With a deployed stack, "user create --user-pool-id <UserPoolId output>" (or USER_POOL_ID) also invites',
         'the user to the settings page\'s Cognito user pool.',

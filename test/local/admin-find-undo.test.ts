@@ -170,7 +170,7 @@ function findAndUndo(target: () => Target): void {
   });
 
   it('each command has --help', async () => {
-    for (const command of [['org', 'list'], ['org', 'delete'], ['user', 'list'], ['user', 'show'], ['user', 'delete']]) {
+    for (const command of [['org', 'list'], ['org', 'delete'], ['user', 'list'], ['user', 'show'], ['user', 'delete'], ['sender', 'list']]) {
       const help = await run(...command, '--help');
       expect(help.code).toBe(0);
       expect(help.stdout).toContain(`Usage: npm run --silent admin -- ${command.join(' ')}`);
