@@ -10,7 +10,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Caller } from '../shared/auth/caller';
 import { authoriseOrganization } from '../shared/auth/caller';
-import { cancelSchedule } from '../shared/schedules/key-schedules';
+import type { CancelStatus } from '../shared/schedules/key-schedules';
+import { cancelFor } from '../shared/schedules/key-schedules';
 import type { ScheduleNotices } from '../shared/schedules/notices';
 import type { ScheduleStore } from '../shared/schedules/schedule-store';
 import type { ScheduleTimer } from '../shared/schedules/timer';
@@ -33,7 +34,7 @@ export interface CancelInput {
   readonly requestId: string;
 }
 
-export type CancelStatus = 'Cancelled' | 'AlreadySent' | 'Unknown';
+export type { CancelStatus };
 
 export async function handleCancelRequest(input: CancelInput, deps: CancelDependencies): Promise<APIGatewayProxyStructuredResultV2> {
   deps.logger.appendKeys({ userId: input.caller.userId });
@@ -46,12 +47,7 @@ export async function handleCancelRequest(input: CancelInput, deps: CancelDepend
   const outcome = new Map<string, CancelStatus>();
   await Promise.all(
     [...new Set(request.scheduleIds.map((id) => id.toLowerCase()))].map(async (id) => {
-      const head = heads.get(id);
-      if (!head || head.organizationId !== request.organizationId) return outcome.set(id, 'Unknown');
-      if (head.state === 'Cancelled') return outcome.set(id, 'Cancelled');
-      if (head.state !== 'Scheduled') return outcome.set(id, 'AlreadySent');
-      // Lost to its firing (claimed meanwhile): it is on its way.
-      return outcome.set(id, (await withStorageFaults(() => cancelSchedule(head, cancelling))) ? 'Cancelled' : 'AlreadySent');
+      outcome.set(id, await withStorageFaults(() => cancelFor(heads.get(id), request.organizationId, cancelling)));
     }),
   );
   const messages = request.scheduleIds.map((id) => ({ ScheduleId: id, Status: outcome.get(id.toLowerCase()) ?? 'Unknown' }));

@@ -14,6 +14,7 @@ import { DynamoDbDailyUsage } from '../shared/store/dynamodb-daily-usage';
 import { DynamoDbKeyStore } from '../shared/store/dynamodb-key-store';
 import { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
 import { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
+import { DynamoDbScheduleStore } from '../shared/schedules/schedule-store';
 import type { SecretSealer } from '../shared/webhooks/sealing';
 import { KmsSealer } from '../shared/webhooks/sealing';
 import type { MeConfig } from './config';
@@ -35,6 +36,7 @@ export function createMeDependencies(config: MeConfig, clients: ClientOptions = 
     keySealer: keySealer(config, clients, localKeySealer),
     activity: new DynamoDbActivityStore(dynamoDb, config.tableName),
     suppressions: new DynamoDbSuppressionStore(dynamoDb, config.tableName),
+    schedules: new DynamoDbScheduleStore(dynamoDb, config.tableName),
     usage: new DynamoDbDailyUsage(dynamoDb, config.tableName),
     reputations: new DynamoDbReputationStore(dynamoDb, config.tableName),
     identity: new IdentityResolver({ issuer: config.oidcIssuer, userinfoEndpoint: config.oidcUserinfoEndpoint }),

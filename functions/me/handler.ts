@@ -27,7 +27,12 @@ import { revealKey, sealingWith } from './key-reveal';
 import { keyOptions, readKeyRequest } from './key-request';
 import { describe, generateKey, memberOrganizations, revokeKey, rotateKey, userOf } from './me';
 import { organizationViews } from './organizations';
+import { cancelScheduled, listSchedules } from './schedules';
 import { listSuppressions, removeSuppression } from './suppressions';
+import { hashApiKey } from '../shared/domain/api-keys';
+import type { RetireDependencies } from '../shared/schedules/key-schedules';
+import { retireKeySchedules } from '../shared/schedules/key-schedules';
+import type { DynamoDbScheduleStore } from '../shared/schedules/schedule-store';
 
 export interface MeDependencies {
   readonly keys: DynamoDbKeyStore;
@@ -35,6 +40,8 @@ export interface MeDependencies {
   readonly keySealer: SecretSealer | undefined;
   readonly activity: Pick<DynamoDbActivityStore, 'page'>;
   readonly suppressions: Pick<DynamoDbSuppressionStore, 'list' | 'remove'>;
+  /** Scheduled messages: Activity lists and cancels them; a key's die with it (CONTRACT section 13 item 5). */
+  readonly schedules: DynamoDbScheduleStore;
   readonly usage: Pick<DailyUsage, 'used'>;
   /** The member Organizations' reputation counters (CONTRACT section 11 item 3). */
   readonly reputations: Pick<DynamoDbReputationStore, 'readMany'>;
@@ -59,6 +66,16 @@ function json(status: number, body: unknown, requestId: string): APIGatewayProxy
 export function createMeHandler(deps: MeDependencies, tracing?: Tracing) {
   const { logger, metrics, now, keys, keySealer } = deps;
   const seal = sealingWith(keySealer);
+  // The page reaches neither the stack's timers nor its webhook queue: a schedule cancelled here is
+  // Cancelled at once, and its timer, when it fires, finds it so and does nothing.
+  const scheduling: RetireDependencies = {
+    schedules: deps.schedules,
+    organizations: deps.schedules.organizations,
+    timer: undefined,
+    notices: undefined,
+    now,
+    warn: (message, details) => logger.warn(message, details),
+  };
   const chain = middy<Event, APIGatewayProxyStructuredResultV2, Error, Context>();
   if (tracing) chain.use(tracing.middleware);
   return chain
@@ -85,12 +102,21 @@ export function createMeHandler(deps: MeDependencies, tracing?: Tracing) {
           return json(200, await revealKey(user, keySealer, { logger, metrics }), requestId);
         case 'POST /v1.2/me/api-key':
           return json(201, await generateKey(user, keys, keyOptions(readKeyRequest(event.body, event.isBase64Encoded, now()), seal)), requestId);
-        case 'POST /v1.2/me/api-key/rotate':
-          return json(200, await rotateKey(user, keys, keyOptions(readKeyRequest(event.body, event.isBase64Encoded, now()), seal)), requestId);
+        case 'POST /v1.2/me/api-key/rotate': {
+          const request = readKeyRequest(event.body, event.isBase64Encoded, now());
+          const rotated = await rotateKey(user, keys, keyOptions(request, seal));
+          // The old key's scheduled messages die with it, unless "Keep my scheduled messages".
+          if (user.keyHash) await retireKeySchedules(user, user.keyHash, request.keepSchedules ? hashApiKey(rotated.Key) : undefined, scheduling);
+          return json(200, rotated, requestId);
+        }
         case 'GET /v1.2/me/messages':
           return json(200, await listMessages(await memberOrganizations(user, keys), query, deps.activity), requestId);
         case 'GET /v1.2/me/suppressions':
           return json(200, await listSuppressions(await memberOrganizations(user, keys), query, deps.suppressions), requestId);
+        case 'GET /v1.2/me/schedules':
+          return json(200, await listSchedules(await memberOrganizations(user, keys), query, deps.schedules.organizations), requestId);
+        case 'DELETE /v1.2/me/schedules':
+          return json(200, await cancelScheduled(await memberOrganizations(user, keys), query, scheduling), requestId);
         case 'DELETE /v1.2/me/suppressions':
           await removeSuppression(await memberOrganizations(user, keys), query, deps.suppressions);
           logger.info('suppression removed on the settings page', { organizationId: query.organizationId });
@@ -98,6 +124,7 @@ export function createMeHandler(deps: MeDependencies, tracing?: Tracing) {
         default:
           // DELETE /v1.2/me/api-key: the route middleware lets nothing else through.
           await revokeKey(user, keys);
+          if (user.keyHash) await retireKeySchedules(user, user.keyHash, undefined, scheduling);
           return json(204, undefined, requestId);
       }
     });

@@ -10,16 +10,18 @@ import type { FieldProblem } from '../shared/http/problems';
 import { MalformedJsonProblem, ValidationProblem } from '../shared/http/problems';
 import type { KeyOptions } from '../shared/store/dynamodb-key-store';
 
-const FIELDS = ['Scopes', 'Senders', 'ExpiresIn', 'Test'] as const;
+const FIELDS = ['Scopes', 'Senders', 'ExpiresIn', 'Test', 'KeepSchedules'] as const;
 
 export interface KeyRequest {
   readonly policy: KeyPolicy;
   readonly test: boolean;
+  /** Rotate only: keep the old key's scheduled messages, on the new key (else they are cancelled). */
+  readonly keepSchedules: boolean;
 }
 
 export function readKeyRequest(body: string | undefined, isBase64: boolean | undefined, now: number): KeyRequest {
   const text = body === undefined ? '' : isBase64 ? Buffer.from(body, 'base64').toString('utf8') : body;
-  if (text.trim() === '') return { policy: {}, test: false };
+  if (text.trim() === '') return { policy: {}, test: false, keepSchedules: false };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -55,8 +57,12 @@ export function readKeyRequest(body: string | undefined, isBase64: boolean | und
     if (typeof value !== 'boolean') throw new KeyPolicyError('must be true or false');
     return value;
   });
+  const keepSchedules = field('KeepSchedules', (value) => {
+    if (typeof value !== 'boolean') throw new KeyPolicyError('must be true or false');
+    return value;
+  });
   if (problems.length > 0) throw new ValidationProblem(problems);
-  return { policy: { ...(scopes && { scopes }), ...(senders && { senders }), ...(expiresAt && { expiresAt }) }, test: test === true };
+  return { policy: { ...(scopes && { scopes }), ...(senders && { senders }), ...(expiresAt && { expiresAt }) }, test: test === true, keepSchedules: keepSchedules === true };
 }
 
 /** The key store's options for a request, sealing as the settings API does. */

@@ -8,7 +8,7 @@
 import type { Command } from 'commander';
 import { isCanonicalUuid } from '../../functions/shared/domain/uuid';
 import type { RetireDependencies } from '../../functions/shared/schedules/key-schedules';
-import { cancelSchedule, retireKeySchedules } from '../../functions/shared/schedules/key-schedules';
+import { cancelFor, retireKeySchedules } from '../../functions/shared/schedules/key-schedules';
 import { formatSendAt } from '../../functions/shared/schedules/notices';
 import { DynamoDbScheduleStore } from '../../functions/shared/schedules/schedule-store';
 import { InvalidArgumentError, RecordConflictError, RecordNotFoundError } from '../../functions/shared/store/records';
@@ -59,10 +59,9 @@ export function addScheduleCommands(program: Command, leaf: Leaf): void {
     const scheduleId = o.id!.toLowerCase();
     const parts = scheduling(store);
     const head = isCanonicalUuid(scheduleId) ? (await parts.schedules.heads([scheduleId])).get(scheduleId) : undefined;
-    if (!head || head.organizationId !== organizationId) throw new RecordNotFoundError(`Organization ${organizationId} has no scheduled message ${o.id}`);
-    if (head.state !== 'Cancelled' && !(await cancelSchedule(head, parts))) {
-      throw new RecordConflictError(`scheduled message ${scheduleId} is ${head.state === 'Scheduled' ? 'being sent' : head.state.toLowerCase()}: it can no longer be cancelled`);
-    }
+    const status = await cancelFor(head, organizationId, parts);
+    if (status === 'Unknown') throw new RecordNotFoundError(`Organization ${organizationId} has no scheduled message ${o.id}`);
+    if (status === 'AlreadySent') throw new RecordConflictError(`the time of scheduled message ${scheduleId} has come (it is ${head!.state === 'Scheduled' ? 'being sent' : head!.state.toLowerCase()}): it can no longer be cancelled`);
     return { human: `Scheduled message ${scheduleId} of Organization ${organizationId} is cancelled; it will not be sent`, json: { organizationId, scheduleId, status: 'Cancelled' } };
   })
     .requiredOption('--org <uuid>', 'Organization id')

@@ -18,7 +18,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { ME_ROUTES, SETTINGS_PAGE_ROUTES } from '../../functions/shared/http/api-routes';
 import type { ApiRoute } from '../../functions/shared/http/api-routes';
-import { ACTIVITY_PARTITIONS, DELIVERY_PARTITIONS, LAST_USED_ATTRIBUTE, ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, SUPPRESSION_COUNT_ATTRIBUTE, TABLE_SCHEMA, USER_KEY_FIELDS } from '../../functions/shared/store/table';
+import { ACTIVITY_PARTITIONS, DELIVERY_PARTITIONS, LAST_USED_ATTRIBUTE, ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, SCHEDULE_PARTITION, SUPPRESSION_COUNT_ATTRIBUTE, TABLE_SCHEMA, USER_KEY_FIELDS } from '../../functions/shared/store/table';
 import { ME_ENTRY, SETTINGS_PAGE_BUNDLING, SETTINGS_PAGE_ENTRY } from './send-bundle';
 import type { ServiceFunction } from './service-function';
 import { addServiceFunction, inPartitions, onlyAttributes } from './service-function';
@@ -112,6 +112,14 @@ export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: 
         actions: ['dynamodb:Query'],
         resources: [table.tableArn],
         conditions: inPartitions(ACTIVITY_PARTITIONS.organization, ACTIVITY_PARTITIONS.recipient),
+      }),
+      new PolicyStatement({
+        sid: 'ScheduledMessages',
+        // Activity's waiting schedules and Cancel, and the schedules a revoked or rotated key made
+        // (functions/shared/schedules/key-schedules.ts): read, cancel, give their places back.
+        actions: ['dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+        resources: [table.tableArn],
+        conditions: inPartitions(SCHEDULE_PARTITION),
       }),
       new PolicyStatement({
         sid: 'SuppressionLists',

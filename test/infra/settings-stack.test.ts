@@ -132,6 +132,7 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
       { Sid: 'ReadReputationCounters', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table, Condition: leadingKeys('REP#') },
       { Sid: 'ReadTodaysUse', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: table, Condition: leadingKeys('BUDGET#day#') },
       { Sid: 'ReadActivity', Effect: 'Allow', Action: 'dynamodb:Query', Resource: table, Condition: leadingKeys('ACT#', 'ACTR#') },
+      { Sid: 'ScheduledMessages', Effect: 'Allow', Action: ['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], Resource: table, Condition: leadingKeys('SCHED#') },
       { Sid: 'SuppressionLists', Effect: 'Allow', Action: ['dynamodb:DeleteItem', 'dynamodb:Query'], Resource: table, Condition: leadingKeys('SUPP#') },
       {
         Sid: 'SuppressionCount',

@@ -4,11 +4,15 @@
  * admin command line, as a client and an operator see them: `key revoke` and `key rotate` cancel
  * what the old key scheduled (`--keep-schedules` keeps it, on the new key), nothing cancelled is
  * ever sent, `schedule list` / `schedule cancel` show and stop them, and past
- * `org limits --scheduled N` a message with `SendAt` is `Failed: QuotaExceeded`.
+ * `org limits --scheduled N` a message with `SendAt` is `Failed: QuotaExceeded`. The settings
+ * page's API does the same for its user: Activity's waiting schedules with Cancel, and rotate
+ * (unless `KeepSchedules`) and revoke cancelling the old key's.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { TestStack, Tenant } from './helpers';
 import { admin, adminEnv, adminJson, messageBody, provisionTenant, send, sentEmails, startTestStack } from './helpers';
+import { signIn } from '../support/oidc';
+import { LOCAL_CLIENT_ID } from '../../infra/local/oidc/provider';
 
 let stack: TestStack;
 let env: Record<string, string>;
@@ -121,5 +125,63 @@ describe('pending schedules are bounded per Organization', () => {
     expect((await schedule(tenant, subjectOf('4'), later)).Status).toBe('Scheduled');
     // The default is 10,000: 0 restores it.
     expect(await adminJson(env, 'org', 'limits', '--org', tenant.organizationId, '--scheduled', '0')).toMatchObject({ scheduled: 10_000 });
+  });
+});
+
+describe("the settings page's API", () => {
+  /** A user with an e-mail to sign in with, a member with a key of a new Organization. */
+  async function signedInTenant(): Promise<{ tenant: Tenant; token: string; reader: string }> {
+    const email = `${Math.random().toString(36).slice(2)}@users.example.net`;
+    const { id: organizationId } = await adminJson(env, 'org', 'create', '--name', 'Page');
+    const { id: userId } = await adminJson(env, 'user', 'create', '--email', email);
+    await adminJson(env, 'member', 'add', '--org', organizationId, '--user', userId);
+    await adminJson(env, 'sender', 'add', '--org', organizationId, '--domain', 'example.com');
+    const { key: apiKey } = await adminJson(env, 'key', 'generate', '--user', userId);
+    const tenant = { organizationId, userId, apiKey };
+    const { accessToken } = await signIn({ issuer: stack.oidcIssuer, clientId: LOCAL_CLIENT_ID, redirectUri: stack.settingsUrl, email });
+    return { tenant, token: accessToken, reader: await observer(tenant) };
+  }
+
+  const me = (token: string, method: string, path: string, body?: unknown) =>
+    fetch(`${stack.apiUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+
+  it('lists the waiting schedules for Activity and cancels one (Cancel), only in a member Organization', async () => {
+    const { tenant, token, reader } = await signedInTenant();
+    const stranger = await provisionTenant(env);
+    const when = inAbout(3_000);
+    const subject = subjectOf('page');
+    const { ScheduleId } = await schedule(tenant, subject, when.text);
+    const listed = await me(token, 'GET', '/v1.2/me/schedules');
+    expect(listed.status).toBe(200);
+    expect(await listed.json()).toEqual({ Schedules: [{ OrganizationId: tenant.organizationId, ScheduleId, SendAt: when.text, Recipients: ['success@simulator.amazonses.com'], Subject: subject }] });
+
+    expect((await me(token, 'DELETE', `/v1.2/me/schedules?organizationId=${stranger.organizationId}&scheduleId=${ScheduleId}`)).status).toBe(403);
+    const cancelled = await me(token, 'DELETE', `/v1.2/me/schedules?organizationId=${tenant.organizationId}&scheduleId=${ScheduleId}`);
+    expect(await cancelled.json()).toEqual({ ScheduleId, Status: 'Cancelled' });
+    expect(await statusOf(tenant, ScheduleId, reader)).toBe('Cancelled');
+    expect(await (await me(token, 'GET', '/v1.2/me/schedules')).json()).toEqual({ Schedules: [] });
+    await sleep(when.at - Date.now() + 2_000);
+    expect(await emailsWith(subject)).toHaveLength(0);
+  });
+
+  it('rotate cancels the old key\'s schedules unless KeepSchedules; revoke cancels them', async () => {
+    const { tenant, token, reader } = await signedInTenant();
+    const later = inAbout(60_000).text;
+    const first = await schedule(tenant, subjectOf('page rotated'), later);
+    const rotated = (await (await me(token, 'POST', '/v1.2/me/api-key/rotate')).json()) as { Key: string };
+    expect(await statusOf(tenant, first.ScheduleId, reader)).toBe('Cancelled');
+
+    const second = await schedule(tenant, subjectOf('page kept'), later, rotated.Key);
+    const kept = (await (await me(token, 'POST', '/v1.2/me/api-key/rotate', { KeepSchedules: true })).json()) as { Key: string };
+    expect(await statusOf(tenant, second.ScheduleId, reader)).toBe('Scheduled');
+
+    const third = await schedule(tenant, subjectOf('page revoked'), later, kept.Key);
+    expect((await me(token, 'DELETE', '/v1.2/me/api-key')).status).toBe(204);
+    expect(await statusOf(tenant, second.ScheduleId, reader)).toBe('Cancelled');
+    expect(await statusOf(tenant, third.ScheduleId, reader)).toBe('Cancelled');
   });
 });

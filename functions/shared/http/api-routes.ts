@@ -27,6 +27,7 @@ export const API_ROUTES = {
   meApiKeyRotate: { path: '/v1.2/me/api-key/rotate', methods: ['POST'] },
   meMessages: { path: '/v1.2/me/messages', methods: ['GET'] },
   meSuppressions: { path: '/v1.2/me/suppressions', methods: ['GET', 'DELETE'] },
+  meSchedules: { path: '/v1.2/me/schedules', methods: ['GET', 'DELETE'] },
   // The settings page (functions/settings-page), public static files.
   settingsPage: { path: '/settings', methods: ['GET'] },
   settingsAssets: { path: '/settings/{proxy+}', methods: ['GET'] },
@@ -36,7 +37,7 @@ export const API_ROUTES = {
 } as const satisfies Record<string, ApiRoute>;
 
 /** The routes the settings API serves, each behind the JWT authorizer. */
-export const ME_ROUTES: readonly ApiRoute[] = [API_ROUTES.me, API_ROUTES.meApiKey, API_ROUTES.meApiKeyRotate, API_ROUTES.meMessages, API_ROUTES.meSuppressions];
+export const ME_ROUTES: readonly ApiRoute[] = [API_ROUTES.me, API_ROUTES.meApiKey, API_ROUTES.meApiKeyRotate, API_ROUTES.meMessages, API_ROUTES.meSuppressions, API_ROUTES.meSchedules];
 /** The routes the templates function serves, with an API key. */
 export const TEMPLATE_ROUTES: readonly ApiRoute[] = [API_ROUTES.templates, API_ROUTES.template, API_ROUTES.templateRender];
 /** The routes of the settings page's files and the problem type pages: public. */

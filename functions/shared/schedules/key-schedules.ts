@@ -39,6 +39,21 @@ export async function cancelSchedule(head: ScheduleHead, deps: CancelScheduleDep
   return true;
 }
 
+export type CancelStatus = 'Cancelled' | 'AlreadySent' | 'Unknown';
+
+/**
+ * What a request to cancel `head` in `organizationId` gets (the cancel endpoint, the settings
+ * page): `Unknown` for no schedule of that Organization (another Organization's reads the same),
+ * `Cancelled` (also when it already was), or `AlreadySent` when its time came first.
+ */
+export async function cancelFor(head: ScheduleHead | undefined, organizationId: string, deps: CancelScheduleDependencies): Promise<CancelStatus> {
+  if (!head || head.organizationId !== organizationId.toLowerCase()) return 'Unknown';
+  if (head.state === 'Cancelled') return 'Cancelled';
+  if (head.state !== 'Scheduled') return 'AlreadySent';
+  // Lost to its firing (claimed meanwhile): it is on its way.
+  return (await cancelSchedule(head, deps)) ? 'Cancelled' : 'AlreadySent';
+}
+
 export interface KeyHolder {
   readonly id: string;
   /** The Organizations the user is a member of: where its schedules can be. */
