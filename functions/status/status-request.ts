@@ -15,6 +15,7 @@ import type { DeliveryStore, StoredMessage } from '../shared/store/dynamodb-deli
 import type { AccessStore } from '../shared/store/ports';
 import { withStorageFaults } from '../shared/store/storage-errors';
 import { recipientView } from '../shared/webhooks/payload';
+import { templateView } from '../shared/templates/template-rules';
 import { scheduleView } from './schedule-status';
 import { validateStatusRequest } from './validation';
 
@@ -47,7 +48,7 @@ export async function handleStatusRequest(input: StatusInput, deps: StatusDepend
   const deliveryOf = (messageId: string | undefined) => (messageId === undefined ? undefined : mine(stored.get(messageId) ?? sent.get(messageId)));
   const view = (message: StoredMessage) => {
     const recipients = [...message.recipients].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
-    return { Status: messageStatus(recipients), Recipients: recipients.map(recipientView), Tags: message.tags };
+    return { Status: messageStatus(recipients), Recipients: recipients.map(recipientView), Tags: message.tags, ...templateView(message.template) };
   };
 
   const messages = [

@@ -14,12 +14,14 @@
  * - the viewer page lists headers and tags under the reply-to and attachment lines.
  */
 import libmime from 'libmime';
-import { SERVICE_TAGS } from '../../functions/shared/mail/ses-message';
+import { SERVICE_TAGS, TEMPLATE_TAGS } from '../../functions/shared/mail/ses-message';
 
 type Json = Record<string, any>;
 
 interface Extras {
   readonly tags: Record<string, string>;
+  /** The template version the message was rendered from, from the service's own tags. */
+  readonly template?: { readonly name: string; readonly version: number };
   /** Only for `Raw` MIME, whose headers and Bcc the emulator does not keep. */
   readonly headers?: { name: string; value: string }[];
   readonly bcc?: string[];
@@ -91,8 +93,12 @@ export function createMailViewer(): MailViewer {
       }
       const raw = body.Content?.Raw?.Data;
       const mime = typeof raw === 'string' ? Buffer.from(raw, 'base64').toString('utf8') : undefined;
+      // The template version it was rendered from (CONTRACT section 14), from the service's own tags.
+      const tagValue = (name: string) => (Array.isArray(body.EmailTags) ? body.EmailTags : []).find((tag: Json) => tag?.Name === name)?.Value;
+      const template = tagValue(TEMPLATE_TAGS.name);
       extras.set(messageId, {
         tags,
+        ...(typeof template === 'string' && { template: { name: template, version: Number(tagValue(TEMPLATE_TAGS.version)) } }),
         ...(mime !== undefined && { headers: customHeadersOf(mime), bcc: body.Destination?.BccAddresses ?? [] }),
       });
       if (extras.size > KEPT) extras.delete(extras.keys().next().value as string);
@@ -110,6 +116,7 @@ export function createMailViewer(): MailViewer {
             ...(extra?.bcc && { destination: { ...email.destination, bcc: extra.bcc } }),
             headers: headers.map((header) => ({ ...header, decoded: decode(header.value) })),
             tags: extra?.tags ?? {},
+            ...(extra?.template && { template: extra.template }),
             body: { ...email.body, ...(typeof email.body?.html === 'string' && { html: inlineImages(email.body.html, email.attachments ?? []) }) },
           };
         }),
@@ -141,5 +148,6 @@ function inlineImages(html: string, attachments: Json[]): string {
 const PAGE_ANCHOR = '${e.attachments.length ?';
 const PAGE_ADDITION = [
   "${(e.headers ?? []).length ? `<p><b>Headers:</b></p><ul class=\"email-headers\">${e.headers.map(h => '<li>' + escape(h.name) + ': ' + escape(h.decoded ?? h.value) + '</li>').join('')}</ul>` : ''}",
+  "${e.template ? `<p class=\"email-template\"><b>Template:</b> ${escape(e.template.name)}, version ${escape(String(e.template.version))}</p>` : ''}",
   "${Object.keys(e.tags ?? {}).length ? `<p class=\"email-tags\"><b>Tags:</b> ${escape(Object.entries(e.tags).map(([k, v]) => k + '=' + v).join(', '))}</p>` : ''}",
 ].join('\n                    ');

@@ -112,6 +112,21 @@ describe('sending with a template', () => {
     expect(first?.body.text).toBe('Hello Ann');
     const [second] = await emailsWith(`Receipt ${tag}-2`);
     expect(second?.body.text).toContain('Dear Bob');
+    // The mail viewer shows which version each came from.
+    expect((first as unknown as Record<string, unknown>).template).toEqual({ name, version: 2 });
+    expect((second as unknown as Record<string, unknown>).template).toEqual({ name, version: 1 });
+
+    // So does the status answer, once SES's first event is recorded.
+    const ids = body.Messages.map((m) => m.MessageId as string);
+    const end = Date.now() + 6_000;
+    let statuses: Record<string, any>[] = [];
+    while (Date.now() < end) {
+      const answer = await fetch(stack.statusUrl, { method: 'POST', headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ OrganizationId: tenant.organizationId, MessageIds: ids }) });
+      statuses = ((await answer.json()) as { Messages: Record<string, any>[] }).Messages;
+      if (statuses.every((m) => m.Status !== 'Unknown')) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(statuses.map((m) => m.Template)).toEqual([{ Name: name, Version: 2 }, { Name: name, Version: 1 }]);
   });
 
   it('fixes the version when a scheduled message is accepted, even if the template changes before it fires', async () => {

@@ -11,7 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import { isTestMessageId } from '../domain/test-mode';
-import { ORGANIZATION_TAG, SERVICE_TAGS } from '../mail/ses-message';
+import { ORGANIZATION_TAG, SERVICE_TAGS, TEMPLATE_TAGS } from '../mail/ses-message';
+import type { TemplateReference } from '../templates/template-rules';
 import type { DeliveryStatus, RecipientState } from './recipient-state';
 
 /** SES's `eventType` values the service records (opens, clicks and subscriptions are not tracked). */
@@ -46,6 +47,8 @@ export interface DeliveryEvent {
   readonly recipients: readonly RecipientChange[];
   /** The client's own message tags (CONTRACT section 12), as SES hands them back with every event. */
   readonly tags: Readonly<Record<string, string>>;
+  /** The template version the message was rendered from (CONTRACT section 14), from the service's own tags. */
+  readonly template?: TemplateReference;
   /** Addresses to put on the Organization's suppression list: permanent bounces and complaints (never for a test message). */
   readonly suppress: { readonly reason: 'Bounce' | 'Complaint'; readonly addresses: readonly string[] } | undefined;
   /** A test-mode message (domain/test-mode.ts): recorded and reported, but never counted in reputation nor suppressed. */
@@ -82,6 +85,12 @@ function clientTagsOf(mail: Json): Record<string, string> {
     if (value !== undefined && !name.includes(':') && !SERVICE_TAGS.includes(name)) tags[name] = value;
   }
   return tags;
+}
+
+function templateOf(mail: Json): { template?: TemplateReference } {
+  const name = tagOf(mail, TEMPLATE_TAGS.name);
+  const version = Number(tagOf(mail, TEMPLATE_TAGS.version));
+  return name && Number.isInteger(version) && version >= 1 ? { template: { name, version } } : {};
 }
 
 interface Reading {
@@ -167,6 +176,7 @@ export function parseSesEvent(input: unknown): DeliveryEvent | undefined {
     status: reading.status,
     recipients: recipients.map((address) => ({ address, status: reading.status, at, detail: reading.detail, eventId: id })),
     tags: clientTagsOf(mail),
+    ...templateOf(mail),
     suppress: reading.suppress && recipients.length > 0 && !isTestMessageId(messageId) ? { reason: reading.suppress, addresses: recipients } : undefined,
     test: isTestMessageId(messageId),
   };

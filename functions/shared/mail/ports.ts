@@ -1,3 +1,5 @@
+import type { TemplateReference } from '../templates/template-rules';
+
 /** A file sent with a message (CONTRACT section 12); with a content id it is inline. */
 export interface OutgoingAttachment {
   readonly fileName: string;
@@ -31,6 +33,8 @@ export interface OutgoingEmail {
   /** The client's own message tags (the service adds its own beside them). */
   readonly tags?: Readonly<Record<string, string>>;
   readonly attachments?: readonly OutgoingAttachment[];
+  /** The template version it was rendered from (CONTRACT section 14): sent as service tags, told in its status and webhooks. */
+  readonly template?: TemplateReference;
 }
 
 export interface SendReceipt {

@@ -18,8 +18,10 @@ const ENCODED_WORD_MAX = 75;
 
 /** Tag attached to every message so SES events can be traced back to the Organization. */
 export const ORGANIZATION_TAG = 'OrganizationId';
+/** Tags naming the template version a message was rendered from (a template name is a valid tag value). */
+export const TEMPLATE_TAGS = { name: 'TemplateName', version: 'TemplateVersion' } as const;
 /** Message tags the service sets itself: a client may not (CONTRACT section 12). */
-export const SERVICE_TAGS: readonly string[] = [ORGANIZATION_TAG];
+export const SERVICE_TAGS: readonly string[] = [ORGANIZATION_TAG, TEMPLATE_TAGS.name, TEMPLATE_TAGS.version];
 
 /** Amazon SES's limits on `Simple` content's custom headers (API reference, Message and MessageHeader). */
 export const SIMPLE_HEADER_LIMITS = { count: 15, valueLength: 870 } as const;
@@ -50,7 +52,8 @@ function encodedHeaders(email: OutgoingEmail): MessageHeader[] {
 
 export function emailTags(email: OutgoingEmail): MessageTag[] {
   const own = Object.entries(email.tags ?? {}).map(([Name, Value]) => ({ Name, Value }));
-  return [{ Name: ORGANIZATION_TAG, Value: email.organizationId }, ...own];
+  const template = email.template ? [{ Name: TEMPLATE_TAGS.name, Value: email.template.name }, { Name: TEMPLATE_TAGS.version, Value: String(email.template.version) }] : [];
+  return [{ Name: ORGANIZATION_TAG, Value: email.organizationId }, ...template, ...own];
 }
 
 /** What both content kinds share: sender, envelope recipients, tags, configuration set. */

@@ -5,7 +5,7 @@
  * functions all hold one, and shared code takes nothing from a function's own folder.
  */
 import type { EmailAddress } from '../domain/email-address';
-import type { TemplateReference, TemplateUse } from '../templates/template-rules';
+import type { TemplateUse } from '../templates/template-rules';
 import type { OutgoingEmail } from './ports';
 
 /** A message that passed every rule: its content as it will go out, plus what decides its send. */
@@ -18,8 +18,6 @@ export interface ValidMessage extends Omit<OutgoingEmail, 'organizationId' | 'fr
   readonly sendAt?: number;
   /** The template it is written from, rendered in after authorisation (functions/send/templated.ts); the subject is empty until then. */
   readonly templateUse?: TemplateUse;
-  /** The template version it was rendered from: told in its status and webhooks. */
-  readonly template?: TemplateReference;
   /** Recipients the Organization's suppression list removed (functions/send/suppression.ts); set after validation. */
   readonly suppressed?: readonly string[];
 }

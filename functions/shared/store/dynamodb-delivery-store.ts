@@ -18,6 +18,8 @@ import type { DeliveryEvent, RecipientChange } from '../delivery/ses-event';
 import { batchGetAll } from './batch-get';
 import { unlessConditionFails } from './conditions';
 import { itemKey } from './table';
+import type { TemplateReference } from '../templates/template-rules';
+import { readTemplateReference } from '../templates/template-rules';
 
 const RECIPIENT_PREFIX = 'r:';
 
@@ -29,6 +31,8 @@ export interface StoredMessage {
   readonly recipients: readonly (RecipientState & { readonly address: string })[];
   /** The client's message tags, as the first recorded event carried them. */
   readonly tags: Readonly<Record<string, string>>;
+  /** The template version the message was rendered from, when it was. */
+  readonly template?: TemplateReference;
 }
 
 export interface DeliveryStore {
@@ -80,6 +84,10 @@ export class DynamoDbDeliveryStore implements DeliveryStore {
       values[':tags'] = event.tags;
       sets.push('tags = if_not_exists(tags, :tags)');
     }
+    if (event.template) {
+      values[':template'] = { name: event.template.name, version: event.template.version };
+      sets.push('template = if_not_exists(template, :template)');
+    }
     // An item of another Organization is never touched (it cannot happen: the tag is the service's own).
     const conditions = ['(attribute_not_exists(organizationId) OR organizationId = :org)'];
     recipients.forEach((recipient, i) => {
@@ -115,7 +123,8 @@ export class DynamoDbDeliveryStore implements DeliveryStore {
         return state ? [{ ...state, address: name.slice(RECIPIENT_PREFIX.length) }] : [];
       });
       const tags = typeof item.tags === 'object' && item.tags !== null ? (item.tags as Record<string, string>) : {};
-      found.set(messageId, { messageId, organizationId: String(item.organizationId), recipients, tags });
+      const template = readTemplateReference(item.template);
+      found.set(messageId, { messageId, organizationId: String(item.organizationId), recipients, tags, ...(template && { template }) });
     }
     return found;
   }

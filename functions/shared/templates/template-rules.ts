@@ -58,6 +58,16 @@ export interface TemplateReference {
   readonly version: number;
 }
 
+/** A stored `{ name, version }`, or undefined when the value is not one. */
+export function readTemplateReference(value: unknown): TemplateReference | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { name, version } = value as Record<string, unknown>;
+  return typeof name === 'string' && TEMPLATE_NAME.test(name) && Number.isInteger(Number(version)) ? { name, version: Number(version) } : undefined;
+}
+
+/** A template reference as the status answer and webhooks show it. */
+export const templateView = (template: TemplateReference | undefined) => (template ? { Template: { Name: template.name, Version: template.version } } : {});
+
 export function templateBytes(content: TemplateContent): number {
   return TEMPLATE_FIELDS.reduce((sum, field) => sum + Buffer.byteLength(content[field] ?? '', 'utf8'), 0);
 }

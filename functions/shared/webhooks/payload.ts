@@ -5,6 +5,7 @@
  * stable id, so a receiver can drop a repeat (delivery is at least once).
  */
 import { randomBytes } from 'node:crypto';
+import { templateView } from '../templates/template-rules';
 import type { DeliveryStatus } from '../delivery/recipient-state';
 import type { DeliveryEvent, RecipientChange } from '../delivery/ses-event';
 
@@ -41,6 +42,7 @@ export function webhookJob(event: DeliveryEvent, recipients: readonly RecipientC
       Status: event.status,
       Recipients: recipients.map(recipientView),
       Tags: event.tags,
+      ...templateView(event.template),
       ...(event.test && { Test: true }),
     },
   };
