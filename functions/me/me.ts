@@ -73,7 +73,8 @@ export function memberOrganizations(user: StoredUser, keys: DynamoDbKeyStore): P
 export async function describe(user: StoredUser, keys: DynamoDbKeyStore, organizations: readonly OrganizationView[], revealable: boolean): Promise<MeView> {
   const summary = await withStorageFaults(() => keys.summary(user));
   return {
-    Email: user.email,
+    // Found by its e-mail address (userOf): a service user, which has none, never gets here.
+    Email: user.email ?? '',
     Organizations: organizations,
     ApiKey: summary ? { ...keyView(summary), Revealable: revealable && user.sealedKey !== undefined } : null,
   };

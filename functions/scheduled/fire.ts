@@ -20,6 +20,8 @@
  *    when the budget has room or after a backoff, and re-arms its timer: it waits, it is never
  *    dropped, until `MAX_WAIT_MS` after its `SendAt` (then it is `Failed`, and told).
  */
+import type { KeyPolicy } from '../shared/domain/key-policy';
+import { isExpired } from '../shared/domain/key-policy';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { authoriseOrganization } from '../shared/auth/caller';
@@ -108,7 +110,7 @@ export async function fireSchedule(scheduleId: string, deadline: number, deps: F
 
 async function sendClaimed(head: ScheduleHead, message: ValidMessage, claimId: string, deadline: number, deps: FireDependencies): Promise<Fired> {
   const { scheduleId } = head;
-  const checked = await authorise(head, message, deps.send);
+  const checked = await authorise(head, message, deps.send, deps.now());
   if ('keyGone' in checked) {
     const now = deps.now();
     if (await deps.schedules.finish(scheduleId, claimId, { state: 'Cancelled' }, now)) await tell(head, 'Cancelled', deps);
@@ -151,17 +153,21 @@ async function sendClaimed(head: ScheduleHead, message: ValidMessage, claimId: s
 }
 
 /**
- * The key that made the schedule (CONTRACT section 13 item 5), then the send endpoint's
- * membership and sender rules, against the records as they are now.
+ * The key that made the schedule (CONTRACT section 13 item 5), still current and not expired, then
+ * the send endpoint's membership and sender rules (the key's senders too), against the records as
+ * they are now.
  */
-async function authorise(head: ScheduleHead, message: ValidMessage, deps: SendDependencies): Promise<{ organization: OrganizationAccess } | { refused: FailureCode } | { keyGone: true }> {
+async function authorise(head: ScheduleHead, message: ValidMessage, deps: SendDependencies, now: number): Promise<{ organization: OrganizationAccess } | { refused: FailureCode } | { keyGone: true }> {
+  let policy: KeyPolicy = {};
   if (head.keyHash !== undefined) {
     const { key } = await deps.access.lookup(head.keyHash, undefined);
-    if (key?.userId !== head.userId) return { keyGone: true };
+    // Revoked, rotated away, or expired by now (docs/keys.md): the schedule died with its key.
+    if (key?.userId !== head.userId || isExpired(key.policy, now)) return { keyGone: true };
+    policy = key.policy;
   }
   try {
     const organization = await authoriseOrganization({ userId: head.userId }, head.organizationId, deps.access);
-    authoriseSenders([message], organization);
+    authoriseSenders([message], organization, policy);
     authoriseSending(organization);
     return { organization };
   } catch (error) {

@@ -28,13 +28,13 @@ import { newWebhookSecret } from '../../functions/shared/webhooks/payload';
 import type { SecretSealer } from '../../functions/shared/webhooks/sealing';
 import { webhookUrlProblem } from '../../functions/shared/webhooks/webhook-url';
 import { DynamoDbWebhookStore } from '../../functions/shared/webhooks/webhook-store';
-import type { IssuedKey, KeySummary, Organization, User } from '../../functions/shared/store/records';
+import type { IssuedKey, KeySummary, Organization, Person } from '../../functions/shared/store/records';
 import { InvalidArgumentError, RecordConflictError, RecordNotFoundError } from '../../functions/shared/store/records';
 
 export type { SenderIdentity } from '../../functions/shared/domain/sender-identity';
 export * from '../../functions/shared/store/records';
 
-function requireUuid(value: string, what: string): string {
+export function requireUuid(value: string, what: string): string {
   if (!isCanonicalUuid(value)) throw new InvalidArgumentError(`${what} must be a UUID (8-4-4-4-12 hex), got "${value}"`);
   return value.toLowerCase();
 }
@@ -94,7 +94,7 @@ export class DynamoDbAdminStore {
     };
   }
 
-  async createUser(input: { email: string }): Promise<User> {
+  async createUser(input: { email: string }): Promise<Person> {
     const address = parseEmailAddress(input.email.trim());
     if (!address) throw new InvalidArgumentError(`"${input.email}" is not a valid email address`);
     const id = randomUUID();
@@ -133,7 +133,11 @@ export class DynamoDbAdminStore {
   async addMember(organizationId: string, userId: string): Promise<void> {
     const org = requireUuid(organizationId, 'the Organization id');
     const user = requireUuid(userId, 'the user id');
-    await this.getUser(user);
+    const found = await this.getUser(user);
+    // A service user is an integration of one Organization (docs/keys.md): it joins no other.
+    if (found.serviceName !== undefined && found.organizations.some((other) => other !== org)) {
+      throw new RecordConflictError(`user ${user} is a service user of Organization ${found.organizations[0]}; a service user belongs to one Organization only`);
+    }
     await this.addToSet(org, 'members', user);
     await this.userOrganizations(user, 'ADD', org);
   }

@@ -90,16 +90,23 @@ export class AdminDirectory {
       .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
   }
 
-  /** Every user, or the members of one Organization; by e-mail address. */
+  /** Every user, or the members of one Organization, people and service users alike; by e-mail address or service name. */
   async users(organizationId?: string): Promise<User[]> {
     const items =
       organizationId === undefined
-        ? await scanKind(this.store, { prefix: PARTITIONS.user, sortKey: 'USER' }, ['userId', 'email'])
+        ? await scanKind(this.store, { prefix: PARTITIONS.user, sortKey: 'USER' }, ['userId', 'email', 'serviceName'])
         : await batchGetAll(this.store.client, this.store.tableName, (await this.store.getOrganization(organizationId)).members.map((id) => itemKey.user(id)), {
-            projection: 'userId, email',
+            projection: 'userId, email, serviceName',
             consistent: true,
           });
-    return items.map((item) => ({ id: String(item.userId), email: String(item.email) })).sort((a, b) => a.email.localeCompare(b.email) || a.id.localeCompare(b.id));
+    const label = (user: User) => user.email ?? user.serviceName ?? '';
+    return items
+      .map((item) => ({
+        id: String(item.userId),
+        ...(typeof item.email === 'string' && { email: item.email }),
+        ...(typeof item.serviceName === 'string' && { serviceName: item.serviceName }),
+      }))
+      .sort((a, b) => label(a).localeCompare(label(b)) || a.id.localeCompare(b.id));
   }
 
   /** The user with that id, or with that e-mail address (compared as the service compares them). */
@@ -109,7 +116,7 @@ export class AdminDirectory {
     else user = await this.keys.findUserByEmail(by.email);
     if (!user) throw new RecordNotFoundError(`no user with email ${'email' in by ? by.email : ''}`);
     const organizations = (await this.organizations()).filter((org) => org.members.includes(user.id)).map((org) => org.id);
-    return { id: user.id, email: user.email, organizations, key: await this.keys.summary(user) };
+    return { id: user.id, ...(user.email !== undefined && { email: user.email }), ...(user.serviceName !== undefined && { serviceName: user.serviceName }), organizations, key: await this.keys.summary(user) };
   }
 
   /**
@@ -125,11 +132,14 @@ export class AdminDirectory {
     }
     for (const organizationId of details.organizations) await this.store.removeMember(organizationId, details.id);
     // The e-mail item only while it still names this user: a new user may have taken the address since.
-    await unlessConditionFails(() =>
-      this.store.client.send(
-        new DeleteCommand({ TableName: this.store.tableName, Key: itemKey.email(details.email), ConditionExpression: 'userId = :id', ExpressionAttributeValues: { ':id': details.id } }),
-      ),
-    );
+    const { email } = details;
+    if (email !== undefined) {
+      await unlessConditionFails(() =>
+        this.store.client.send(
+          new DeleteCommand({ TableName: this.store.tableName, Key: itemKey.email(email), ConditionExpression: 'userId = :id', ExpressionAttributeValues: { ':id': details.id } }),
+        ),
+      );
+    }
     await this.store.client.send(new DeleteCommand({ TableName: this.store.tableName, Key: itemKey.user(details.id) }));
     return { ...details, cancelledSchedules: cancelled };
   }

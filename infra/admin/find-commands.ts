@@ -7,11 +7,15 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { InvalidArgumentError } from '../../functions/shared/store/records';
+import type { User } from '../../functions/shared/store/records';
 import type { Leaf } from './command-frame';
 import { AdminDirectory } from './directory-store';
 
 const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 const listed = (head: string, lines: readonly string[]) => [head, ...lines.map((line) => `  ${line}`)].join('\n');
+/** A person by e-mail address, a service user by its name (docs/keys.md). */
+const describeUser = (user: User) => (user.serviceName !== undefined ? `"${user.serviceName}" (service user)` : String(user.email));
+const userJson = (user: User) => (user.serviceName !== undefined ? { id: user.id, email: null, service: true, name: user.serviceName } : { id: user.id, email: user.email });
 
 export function addFindCommands(groups: { readonly org: Command; readonly user: Command }, leaf: Leaf): void {
   const { org, user } = groups;
@@ -48,7 +52,10 @@ export function addFindCommands(groups: { readonly org: Command; readonly user: 
   leaf(user, 'list', 'list every user, or the members of one Organization', async (store, o) => {
     const users = await new AdminDirectory(store).users(o.org);
     const whose = o.org === undefined ? '' : ` in Organization ${o.org.toLowerCase()}`;
-    return { human: listed(`${count(users.length, 'user', 'users')}${whose}`, users.map((u) => `${u.id}  ${u.email}`)), json: { users } };
+    return {
+      human: listed(`${count(users.length, 'user', 'users')}${whose}`, users.map((u) => `${u.id}  ${describeUser(u)}`)),
+      json: { users: users.map(userJson) },
+    };
   }).option('--org <uuid>', 'only the members of this Organization');
 
   leaf(user, 'show', 'show a user, found by id or e-mail address: its Organizations and its key (masked)', async (store, o) => {
@@ -56,11 +63,11 @@ export function addFindCommands(groups: { readonly org: Command; readonly user: 
     const found = await new AdminDirectory(store).user(o.user !== undefined ? { id: o.user } : { email: o.email! });
     return {
       human: [
-        `User ${found.email} (${found.id})`,
+        `User ${describeUser(found)} (${found.id})`,
         `  organizations: ${found.organizations.join(', ') || 'none'}`,
         `  key: ${found.key ? `${found.key.masked}, created ${found.key.createdAt}` : 'none'}`,
       ].join('\n'),
-      json: { id: found.id, email: found.email, organizations: found.organizations, key: found.key ? { masked: found.key.masked, createdAt: found.key.createdAt } : null },
+      json: { ...userJson(found), organizations: found.organizations, key: found.key ? { masked: found.key.masked, createdAt: found.key.createdAt } : null },
     };
   })
     .addOption(new Option('--user <uuid>', 'user id').conflicts('email'))
@@ -70,11 +77,12 @@ export function addFindCommands(groups: { readonly org: Command; readonly user: 
     const pool = admin.userPool(o.userPoolId);
     const directory = new AdminDirectory(store);
     // Out of the pool first: interrupted after it, the user can no longer sign in, never the other way round.
-    const fromPool = pool ? await pool.remove((await directory.user({ id: o.user! })).email) : undefined;
+    const email = pool && (await directory.user({ id: o.user! })).email;
+    const fromPool = pool && email !== undefined ? await pool.remove(email) : undefined;
     const removed = await directory.deleteUser(o.user!);
     return {
-      human: `User ${removed.email} (${removed.id}) deleted${removed.key ? ', its key revoked' : ''}${removed.cancelledSchedules.length > 0 ? `, ${count(removed.cancelledSchedules.length, 'scheduled message', 'scheduled messages')} it made cancelled` : ''}${removed.organizations.length > 0 ? `, removed from ${count(removed.organizations.length, 'Organization', 'Organizations')}` : ''}${fromPool === undefined ? '' : fromPool ? ', removed from the user pool' : ', was not in the user pool'}`,
-      json: { id: removed.id, email: removed.email, deleted: true, keyRevoked: removed.key !== undefined, cancelledSchedules: removed.cancelledSchedules, organizations: removed.organizations, userPool: fromPool === undefined ? null : fromPool ? 'removed' : 'absent' },
+      human: `User ${describeUser(removed)} (${removed.id}) deleted${removed.key ? ', its key revoked' : ''}${removed.cancelledSchedules.length > 0 ? `, ${count(removed.cancelledSchedules.length, 'scheduled message', 'scheduled messages')} it made cancelled` : ''}${removed.organizations.length > 0 ? `, removed from ${count(removed.organizations.length, 'Organization', 'Organizations')}` : ''}${fromPool === undefined ? '' : fromPool ? ', removed from the user pool' : ', was not in the user pool'}`,
+      json: { ...userJson(removed), deleted: true, keyRevoked: removed.key !== undefined, cancelledSchedules: removed.cancelledSchedules, organizations: removed.organizations, userPool: fromPool === undefined ? null : fromPool ? 'removed' : 'absent' },
     };
   })
     .requiredOption('--user <uuid>', 'user id')

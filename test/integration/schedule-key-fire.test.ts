@@ -66,6 +66,25 @@ describe('at its time, a schedule is sent only while its key is current', () => 
   });
 });
 
+describe('at its time, a schedule is sent only while its key has not expired (docs/keys.md)', () => {
+  it('is Cancelled, never sent, when its key expired before its time, while one whose key outlives its time is sent', async () => {
+    const tenant = await harness.tenant();
+    const [dies, lives] = [`expired ${randomUUID()}`, `lasting ${randomUUID()}`];
+    // Valid when the message is scheduled; the firing below happens two minutes on.
+    const short = await harness.admin.rotateKey(tenant.userId, { policy: { expiresAt: new Date(Date.now() + 90_000).toISOString() } });
+    const first = await schedule(tenant, dies, short.key);
+    expect(first.Status).toBe('Scheduled');
+    expect(await fire(first.ScheduleId!)).toEqual({ kind: 'done', state: 'Cancelled' });
+    expect((await harness.deps.scheduling.schedules.heads([first.ScheduleId!])).get(first.ScheduleId!)).toMatchObject({ state: 'Cancelled' });
+
+    const long = await harness.admin.rotateKey(tenant.userId, { policy: { expiresAt: new Date(Date.now() + 3_600_000).toISOString() } });
+    const second = await schedule(tenant, lives, long.key);
+    expect(await fire(second.ScheduleId!)).toEqual({ kind: 'done', state: 'Sent' });
+    expect(await sent(dies)).toHaveLength(0);
+    expect(await sent(lives)).toHaveLength(1);
+  });
+});
+
 describe("an Organization's bound on pending schedules", () => {
   it('refuses past the bound with QuotaExceeded, and gives the place back once the schedule is sent or cancelled by its key', async () => {
     const tenant = await harness.tenant();

@@ -104,15 +104,56 @@ describe('bad input changes nothing', () => {
     ['a sender outside the Organization\'s identities', ['--senders', 'other.example'], 'other.example is not a sender identity'],
     ['a zero expiry', ['--expires-in', '0d'], 'not a positive duration'],
     ['a negative expiry', ['--expires-in', '-3d'], 'not a positive duration'],
+    ['--test with the live-only --keep-schedules', ['--test', '--keep-schedules'], '--test and --keep-schedules cannot go together'],
   ])('refuses %s with exit 1 invalid_argument, on generate and rotate alike', async (_, options, message) => {
     const key = await rotate();
     const shown = await adminJson(env, 'key', 'show', '--user', tenant.userId);
-    for (const command of ['rotate', 'generate']) {
+    // generate has no --keep-schedules (a new key has no schedules to keep): commander refuses it as usage.
+    for (const command of options.includes('--keep-schedules') ? ['rotate'] : ['rotate', 'generate']) {
       const result = await admin(env, 'key', command, '--user', tenant.userId, ...options, '--json');
       expect(result.code).toBe(1);
       expect(JSON.parse(result.stderr)).toEqual({ error: { code: 'invalid_argument', message: expect.stringContaining(message) } });
     }
     expect(await adminJson(env, 'key', 'show', '--user', tenant.userId)).toEqual(shown);
     expect((await send(stack, key, messageBody(tenant.organizationId))).status).toBe(200);
+  });
+});
+
+describe('service users', () => {
+  it('are made with a name in one Organization, listed beside people, hold a key of their own, and outlive a person leaving', async () => {
+    const person = await adminJson(env, 'user', 'create', '--email', `leaver.${Date.now()}@users.example.net`);
+    await adminJson(env, 'member', 'add', '--org', tenant.organizationId, '--user', person.id);
+    const { id } = await adminJson(env, 'user', 'create', '--service', '--name', 'Billing sync', '--org', tenant.organizationId);
+    const listed = await adminJson(env, 'user', 'list', '--org', tenant.organizationId);
+    expect(listed.users).toEqual(expect.arrayContaining([{ id, email: null, service: true, name: 'Billing sync' }, { id: person.id, email: expect.stringMatching(/^leaver\./) }]));
+    expect((await admin(env, 'user', 'list', '--org', tenant.organizationId)).stdout).toContain(`${id}  "Billing sync" (service user)`);
+    expect(await adminJson(env, 'user', 'show', '--user', id)).toMatchObject({ id, email: null, service: true, name: 'Billing sync', organizations: [tenant.organizationId] });
+
+    const { key } = await adminJson(env, 'key', 'generate', '--user', id, '--scopes', 'send');
+    await adminJson(env, 'member', 'remove', '--org', tenant.organizationId, '--user', person.id);
+    await adminJson(env, 'user', 'delete', '--user', person.id);
+    expect((await send(stack, key, messageBody(tenant.organizationId))).status).toBe(200);
+    expect(await adminJson(env, 'key', 'show', '--user', id)).toMatchObject({ scopes: ['send'], lastUsedAt: useHour(Date.now()) });
+  });
+
+  it('belong to one Organization only', async () => {
+    const { id } = await adminJson(env, 'user', 'create', '--service', '--name', 'Reports', '--org', tenant.organizationId);
+    const { id: other } = await adminJson(env, 'org', 'create', '--name', 'Other');
+    const refused = await admin(env, 'member', 'add', '--org', other, '--user', id, '--json');
+    expect(refused.code).toBe(4);
+    expect(JSON.parse(refused.stderr).error.message).toContain('a service user belongs to one Organization only');
+  });
+
+  it.each([
+    ['without --org', ['--service', '--name', 'X'], 1, '--service needs --name N and --org O'],
+    ['without --name', ['--service', '--org', '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10'], 1, '--service needs --name N and --org O'],
+    ['with an e-mail', ['--service', '--name', 'X', '--org', '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10', '--email', 'x@example.net'], 1, 'has no e-mail'],
+    ['with an empty name', ['--service', '--name', ' ', '--org', '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10'], 1, '--name must be 1 to 128 characters'],
+    ['for an unknown Organization', ['--service', '--name', 'X', '--org', '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10'], 3, 'no Organization'],
+  ])('are refused %s, and nothing is made', async (_, options, code, message) => {
+    const before = (await adminJson(env, 'user', 'list')).users.length;
+    const refused = await admin(env, 'user', 'create', ...options, '--json');
+    expect([refused.code, JSON.parse(refused.stderr).error.message]).toEqual([code, expect.stringContaining(message)]);
+    expect((await adminJson(env, 'user', 'list')).users).toHaveLength(before);
   });
 });

@@ -34,8 +34,14 @@ export interface Organization {
 
 export interface User {
   readonly id: string;
-  readonly email: string;
+  /** Absent for a service user, which has no e-mail and no sign-in. */
+  readonly email?: string;
+  /** A service user (`user create --service`): its name; absent for a person. */
+  readonly serviceName?: string;
 }
+
+/** A user who is a person: one with an e-mail address, who can sign in to the settings page. */
+export type Person = User & { readonly email: string };
 
 export interface IssuedKey {
   readonly userId: string;

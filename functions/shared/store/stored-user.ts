@@ -13,8 +13,6 @@ export interface StoredUser extends User {
   readonly keyPolicy?: KeyPolicy;
   /** A test-mode key (`tme_test_…`): its messages never reach Amazon SES. */
   readonly keyTest?: boolean;
-  /** A service user (`user create --service`): no e-mail, no sign-in, member of one Organization. */
-  readonly service?: { readonly name: string };
   /** Organizations the user is a member of (kept beside the Organization's own member set). */
   readonly organizations: readonly string[];
 }
@@ -22,7 +20,8 @@ export interface StoredUser extends User {
 export function toUser(id: string, item: Record<string, unknown>): StoredUser {
   return {
     id,
-    email: String(item.email),
+    ...(typeof item.email === 'string' && { email: item.email }),
+    ...(typeof item.serviceName === 'string' && { serviceName: item.serviceName }),
     organizations: item.organizations instanceof Set ? [...(item.organizations as Set<string>)].sort() : [],
     ...(typeof item.keyHash === 'string' && {
       keyHash: item.keyHash,
@@ -32,6 +31,5 @@ export function toUser(id: string, item: Record<string, unknown>): StoredUser {
       keyPolicy: readKeyPolicy(item),
       ...(item.keyTest === true && { keyTest: true }),
     }),
-    ...(typeof item.serviceName === 'string' && { service: { name: item.serviceName } }),
   };
 }
