@@ -230,6 +230,57 @@ describe('the settings page', () => {
     await context.close();
   }, 90_000);
 
+  it('lists scheduled messages in Activity with Cancel, and lets rotate keep them or cancel them', async () => {
+    const email = 'grace@acme-shipping.example';
+    const { id: organizationId } = await adminJson(env, 'org', 'create', '--name', 'Acme Later');
+    const { id: userId } = await adminJson(env, 'user', 'create', '--email', email);
+    await adminJson(env, 'member', 'add', '--org', organizationId, '--user', userId);
+    await adminJson(env, 'sender', 'add', '--org', organizationId, '--domain', 'example.com');
+    const { key } = await adminJson(env, 'key', 'generate', '--user', userId);
+    const sendAt = new Date(Math.ceil((Date.now() + 3_600_000) / 1_000) * 1_000).toISOString().slice(0, 19).replace('T', ' ');
+    const schedule = async (subject: string) => {
+      const response = await fetch(stack.sendUrl, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ OrganizationId: organizationId, Messages: [{ From: 'noreply@example.com', To: ['ada@example.org'], Subject: subject, TextContent: 'Later', SendAt: sendAt }] }),
+      });
+      return ((await response.json()) as { Messages: { ScheduleId: string }[] }).Messages[0]!.ScheduleId;
+    };
+    const waiting = async () => ((await adminJson(env, 'schedule', 'list', '--org', organizationId)).schedules as { scheduleId: string }[]).map((s) => s.scheduleId);
+    const stopped = await schedule('<b>Quarterly</b> report');
+    expect(await waiting()).toEqual([stopped]);
+    const { page, context, errors } = await newPage();
+    await signIn(page, email);
+    const side = page.getByRole('navigation', { name: 'Settings' });
+    await side.getByRole('link', { name: 'Activity' }).click();
+    const row = page.locator('#scheduled-rows').getByRole('row', { name: /Quarterly/ });
+    await row.waitFor();
+    await expect(row.textContent()).resolves.toMatch(new RegExp(`${sendAt}.*ada@example.org.*<b>Quarterly</b> report.*Acme Later`));
+    page.once('dialog', (dialog) => dialog.accept());
+    await row.getByRole('button', { name: /^Cancel the message to ada@example.org/ }).click();
+    await page.getByText('was cancelled; it will not be sent').waitFor();
+    expect(await waiting()).not.toContain(stopped);
+    await page.getByText('No scheduled messages are waiting.').waitFor();
+
+    // Rotate with "Keep my scheduled messages" ticked keeps them; unticked (the default) cancels them.
+    const kept = await schedule('Kept');
+    await side.getByRole('link', { name: 'API Key' }).click();
+    await expect(page.getByLabel('Keep my scheduled messages').isChecked()).resolves.toBe(false);
+    await page.getByLabel('Keep my scheduled messages').check();
+    page.once('dialog', (dialog) => dialog.accept());
+    await page.getByRole('button', { name: 'Rotate Key' }).click();
+    await page.getByText('Your key was rotated.').waitFor();
+    expect(await waiting()).toEqual([kept]);
+    await page.getByLabel('Keep my scheduled messages').uncheck();
+    page.once('dialog', (dialog) => dialog.accept());
+    await page.getByRole('button', { name: 'Rotate Key' }).click();
+    await page.getByText('Your key was rotated.').waitFor();
+    for (let attempt = 0; attempt < 20 && (await waiting()).length > 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await waiting()).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 60_000);
+
   it('says a key made by the admin CLI cannot be shown again, and offers Rotate', async () => {
     const email = 'bo@acme-shipping.example';
     const { id: userId } = await adminJson(env, 'user', 'create', '--email', email);

@@ -7,6 +7,7 @@
 // storage, a URL or a log. Everything the API says is put on the page as text (textContent,
 // value), never as HTML.
 import { $, Stop, act, api, cell, copy, copyButton, forgetKey, number, say, screen, session, show, state, when } from './page.js';
+import { loadSchedules } from './schedules.js';
 import { signIn, signOut, wireProfileMenu } from './session.js';
 
 function renderKey() {
@@ -184,7 +185,7 @@ function selectPanel(moveFocus) {
     say('');
     $(panel).focus();
   }
-  const load = { organizations: refreshOrganizations, activity: () => loadActivity(false), suppressions: loadSuppressions }[panel];
+  const load = { organizations: refreshOrganizations, activity: () => Promise.all([loadSchedules(organizationName), loadActivity(false)]), suppressions: loadSuppressions }[panel];
   load?.().catch((error) => {
     if (!(error instanceof Stop)) say(`Something went wrong: ${error.message}`, true);
   });
@@ -207,10 +208,13 @@ function wireKeyActions() {
     act(event.currentTarget, async () => issued(await api('POST', '/v1.2/me/api-key'), 'Your new API key is ready.')),
   );
   $('rotate').addEventListener('click', (event) => {
-    const sure = window.confirm('Rotate your API key?\n\nA new key replaces it; the current key stops working within a minute, wherever it is used.');
+    // A scheduled message belongs to the key that made it: unless kept, the old key's are cancelled.
+    const keep = $('keep-schedules').checked;
+    const schedules = keep ? 'Its scheduled messages are kept, on the new key.' : 'Its scheduled messages are cancelled (tick "Keep my scheduled messages" to keep them).';
+    const sure = window.confirm(`Rotate your API key?\n\nA new key replaces it; the current key stops working within a minute, wherever it is used. ${schedules}`);
     if (!sure) return;
     forgetKey();
-    act(event.currentTarget, async () => issued(await api('POST', '/v1.2/me/api-key/rotate'), 'Your key was rotated.'));
+    act(event.currentTarget, async () => issued(await api('POST', '/v1.2/me/api-key/rotate', {}, keep ? { KeepSchedules: true } : undefined), 'Your key was rotated.'));
   });
   $('show-key').addEventListener('click', (event) =>
     act(event.currentTarget, async () => {
@@ -227,7 +231,7 @@ function wireKeyActions() {
   // Copies the full key whether it is on screen or not.
   $('copy-key').addEventListener('click', (event) => act(event.currentTarget, async () => copy(await plainKey(), state.shown ? $('new-key') : null)));
   $('revoke').addEventListener('click', (event) => {
-    const sure = window.confirm('Revoke your API key?\n\nIt stops working within a minute, wherever it is used. You can generate a new one afterwards.');
+    const sure = window.confirm('Revoke your API key?\n\nIt stops working within a minute, wherever it is used, and the messages it scheduled are cancelled. You can generate a new one afterwards.');
     if (!sure) return;
     act(event.currentTarget, async () => {
       await api('DELETE', '/v1.2/me/api-key');

@@ -38,7 +38,7 @@ async function readJson(response) {
 }
 
 /** Calls the settings API with the access token; a refused sign-in leads back to "Sign in". */
-export async function api(method, path, query = {}) {
+export async function api(method, path, query = {}, payload = undefined) {
   const user = await session.manager.getUser();
   if (!user || user.expired) {
     await session.manager.removeUser();
@@ -48,7 +48,8 @@ export async function api(method, path, query = {}) {
   const search = new URLSearchParams(Object.entries(query).filter(([, value]) => value));
   const response = await fetch(search.size > 0 ? `${path}?${search}` : path, {
     method,
-    headers: { authorization: `Bearer ${user.access_token}`, accept: 'application/json' },
+    headers: { authorization: `Bearer ${user.access_token}`, accept: 'application/json', ...(payload !== undefined && { 'content-type': 'application/json' }) },
+    ...(payload !== undefined && { body: JSON.stringify(payload) }),
     cache: 'no-store',
   });
   if (response.status === 204) return null;
