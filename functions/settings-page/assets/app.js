@@ -6,7 +6,7 @@
 // (GET /v1.2/me/api-key), in memory and in the one read-only field that shows it: never in
 // storage, a URL or a log. Everything the API says is put on the page as text (textContent,
 // value), never as HTML.
-import { $, Stop, act, api, cell, copy, copyButton, forgetKey, number, say, screen, session, show, state, when } from './page.js';
+import { $, act, api, cell, copy, copyButton, fillActionTable, forgetKey, number, say, screen, session, show, state, Stop, when } from './page.js';
 import { loadSchedules } from './schedules.js';
 import { signIn, signOut, wireProfileMenu } from './session.js';
 
@@ -132,34 +132,21 @@ async function refreshOrganizations() {
 
 async function loadSuppressions() {
   const { Suppressions: list } = await api('GET', '/v1.2/me/suppressions');
-  const rows = list.map((suppression) => {
-    const row = document.createElement('tr');
-    const action = document.createElement('td');
-    const remove = document.createElement('button');
-    remove.type = 'button';
-    remove.textContent = 'Remove';
-    remove.setAttribute('aria-label', `Remove ${suppression.Address}`);
-    remove.addEventListener('click', () => {
-      const name = organizationName(suppression.OrganizationId);
-      const sure = window.confirm(`Remove ${suppression.Address} from the suppression list of ${name}?\n\nMessages to it will be sent again. If it still bounces or complains, it comes back.`);
-      if (!sure) return;
-      act(remove, async () => {
-        await api('DELETE', '/v1.2/me/suppressions', { organizationId: suppression.OrganizationId, address: suppression.Address });
-        row.remove();
-        const any = $('suppressions-rows').children.length > 0;
-        show('suppressions-table', any);
-        show('suppressions-none', !any);
-        $('suppressions').focus();
-        say(`${suppression.Address} was removed from the suppression list of ${name}.`);
-      });
-    });
-    action.append(remove);
-    row.append(cell(organizationName(suppression.OrganizationId)), cell(suppression.Address), cell(suppression.Reason), when(suppression.At), action);
-    return row;
+  fillActionTable('suppressions', 'suppressions', list, (suppression) => {
+    const name = organizationName(suppression.OrganizationId);
+    return {
+      cells: [cell(name), cell(suppression.Address), cell(suppression.Reason), when(suppression.At)],
+      button: {
+        text: 'Remove',
+        label: `Remove ${suppression.Address}`,
+        confirm: `Remove ${suppression.Address} from the suppression list of ${name}?\n\nMessages to it will be sent again. If it still bounces or complains, it comes back.`,
+        run: async () => {
+          await api('DELETE', '/v1.2/me/suppressions', { organizationId: suppression.OrganizationId, address: suppression.Address });
+          return `${suppression.Address} was removed from the suppression list of ${name}.`;
+        },
+      },
+    };
   });
-  $('suppressions-rows').replaceChildren(...rows);
-  show('suppressions-table', rows.length > 0);
-  show('suppressions-none', rows.length === 0);
 }
 
 function render() {

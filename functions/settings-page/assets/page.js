@@ -120,6 +120,42 @@ export async function act(button, action) {
   }
 }
 
+/**
+ * A list of rows, each of its `cells` and one button (`button`: its text, label, confirmation
+ * and the action it runs once confirmed), put into the table `name` (its parts `${name}-rows`,
+ * `${name}-table`, `${name}-none`). A row whose action succeeded leaves the list; focus goes to
+ * the panel `panel` and `done` is said.
+ */
+export function fillActionTable(name, panel, items, rowOf) {
+  const rows = items.map((item) => {
+    const { cells, button: spec } = rowOf(item);
+    const row = document.createElement('tr');
+    const action = document.createElement('td');
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.textContent = spec.text;
+    button.setAttribute('aria-label', spec.label);
+    button.addEventListener('click', () => {
+      if (!window.confirm(spec.confirm)) return;
+      act(button, async () => {
+        const done = await spec.run();
+        row.remove();
+        const any = $(`${name}-rows`).children.length > 0;
+        show(`${name}-table`, any);
+        show(`${name}-none`, !any);
+        $(panel).focus();
+        say(done);
+      });
+    });
+    action.append(button);
+    row.append(...cells, action);
+    return row;
+  });
+  $(`${name}-rows`).replaceChildren(...rows);
+  show(`${name}-table`, rows.length > 0);
+  show(`${name}-none`, rows.length === 0);
+}
+
 export function forgetKey() {
   state.plain = null;
   state.shown = false;
