@@ -19,6 +19,8 @@ export interface BenchOptions {
   readonly maxMinutes: number;
   /** Only the rate-limited scenarios (SES enforcing a send rate). */
   readonly rateOnly: boolean;
+  /** Only the templates comparison (bench/templates.ts): a templated batch against the same batch written out. */
+  readonly templatesOnly: boolean;
 }
 
 interface Spec {
@@ -71,6 +73,7 @@ export function helpText(): string {
     '                          timestamped copy is written beside it',
     '  --quick                 fewer runs and a shorter load test (a smoke run, under a minute)',
     '  --rate-only             only the rate-limited and fairness scenarios (SES enforcing a send rate; about three minutes)',
+    '  --templates             only the templates comparison: a templated 100-message request against the same one written out (--batch-runs rounds)',
     '  -h, --help              this text',
     '',
     'Exit status: 0 when the run completed, even with targets missed (it is a report); 1 on a',
@@ -94,6 +97,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
       out: { type: 'string' },
       quick: { type: 'boolean' },
       'rate-only': { type: 'boolean' },
+      templates: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -125,5 +129,5 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
         });
   if (sweep.length > 8) throw new OptionsError('--sweep takes at most 8 values');
 
-  return { ...numbers, sweep: [...new Set(sweep)], rateOnly: values['rate-only'] === true || env.BENCH_RATE_ONLY === '1', out: (values.out as string | undefined) ?? env.BENCH_OUT ?? DEFAULT_OUT };
+  return { ...numbers, sweep: [...new Set(sweep)], rateOnly: values['rate-only'] === true || env.BENCH_RATE_ONLY === '1', templatesOnly: values.templates === true || env.BENCH_TEMPLATES_ONLY === '1', out: (values.out as string | undefined) ?? env.BENCH_OUT ?? DEFAULT_OUT };
 }

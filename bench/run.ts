@@ -27,6 +27,7 @@ import { measureRate, rateTargetsMet, renderRate } from './rate';
 import type { FairnessScenario } from './fairness';
 import { fairnessTargetsMet, measureFairness, renderFairness } from './fairness';
 import { apiClient, directSes } from './traffic';
+import { measureTemplates, renderTemplates } from './templates';
 
 const REGION = 'us-east-1';
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -71,8 +72,18 @@ async function runRateOnly(options: BenchOptions): Promise<void> {
   process.stdout.write(`\n${rateReport(rows, fairness)}\n\nFigures written to ${relative(process.cwd(), outFile)}\n`);
 }
 
+async function runTemplatesOnly(options: BenchOptions): Promise<void> {
+  prepareEnvironment();
+  const result = await measureTemplates({ runs: options.batchRuns, messages: options.batchSize }, progress);
+  const outFile = resolve(options.out);
+  await mkdir(dirname(outFile), { recursive: true });
+  await writeFile(outFile, `${JSON.stringify({ schema: 'email-send-api/bench-templates/1', at: new Date().toISOString(), templates: result }, null, 2)}\n`);
+  process.stdout.write(`\n${renderTemplates(result)}\n\nFigures written to ${relative(process.cwd(), outFile)}\n`);
+}
+
 async function run(options: BenchOptions): Promise<void> {
   if (options.rateOnly) return runRateOnly(options);
+  if (options.templatesOnly) return runTemplatesOnly(options);
   const started = new Date();
   const outFile = resolve(options.out);
   const logDir = join(dirname(outFile), 'logs');

@@ -217,7 +217,9 @@ export function renderTemplate(compiled: Compiled, variables: Readonly<Record<st
           return { rendered, problems };
         }
         const missing = tracking.missing;
-        if (missing === undefined || !/not defined in/.test((error as Error).message)) {
+        // A lookup of a missing name is the only thing strict mode throws right after the proxy saw
+        // it fail (building its message can itself throw, on an object without a prototype).
+        if (missing === undefined) {
           problems.push({ kind: 'field', field, detail: `could not be rendered: ${((error as Error).message ?? '').split('\n')[0]?.slice(0, 200)}` });
           break;
         }

@@ -1,0 +1,76 @@
+/**
+ * The template engine (functions/shared/templates/engine.ts) cross-checked against reference
+ * Handlebars: for generated templates of the allowed subset and generated variables, whatever
+ * renders renders exactly as a plain, non-strict Handlebars does (escaping in HtmlContent only,
+ * `each` over arrays and objects, `if`/`unless` truthiness), and a variable the reference would
+ * silently render as empty is instead reported, with the pointer of exactly that variable.
+ */
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import Handlebars from 'handlebars';
+import { checkTemplate, compileTemplate, renderTemplate } from '../../functions/shared/templates/engine';
+
+const reference = Handlebars.create();
+const NAMES = ['a', 'b', 'c'] as const;
+
+/** A template of the subset over variables a, b, c (each a scalar, a list of { a } or an object). */
+const template: fc.Arbitrary<string> = fc.letrec((tie) => ({
+  node: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.constantFrom('x', ' <&> ', '"q"', "'", '\n'),
+    fc.constantFrom(...NAMES).map((name) => `{{${name}}}`),
+    fc.tuple(fc.constantFrom('if', 'unless'), fc.constantFrom(...NAMES), tie('body'), fc.option(tie('body'), { nil: undefined })).map(([block, name, body, otherwise]) =>
+      `{{#${block} ${name}}}${body}${otherwise === undefined ? '' : `{{else}}${otherwise}`}{{/${block}}}`,
+    ),
+    fc.tuple(fc.constantFrom(...NAMES), fc.constantFrom('{{a}}', '{{this}}', '{{@index}}', '{{@key}}', '[{{@first}}]')).map(([name, body]) => `{{#each ${name}}}${body}{{/each}}`),
+  ),
+  body: fc.array(tie('node'), { maxLength: 3 }).map((parts) => parts.join('')),
+})).body as fc.Arbitrary<string>;
+
+const scalar = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('<b>', '&amp;', '"x"', "it's", '`=`'), fc.integer({ min: -5, max: 5 }), fc.boolean(), fc.constant(null));
+// Spread into plain objects: variables come from JSON.parse, whose objects have Object.prototype.
+const plain = <T extends object>(record: T): T => ({ ...record });
+const value = fc.oneof(scalar, fc.array(fc.record({ a: scalar }).map(plain), { maxLength: 3 }), fc.record({ a: scalar }).map(plain), fc.constant([]));
+const variables = fc.record({ a: value, b: value, c: value }, { requiredKeys: [] }).map(plain);
+
+describe('the engine against reference Handlebars', () => {
+  it('accepts every template of the subset', () => {
+    fc.assert(fc.property(template, (source) => expect(checkTemplate({ Subject: 'x', TextContent: source, HtmlContent: source })).toEqual([])), { numRuns: 300 });
+  });
+
+  it('renders what it renders exactly as Handlebars does, escaping values in HtmlContent only', () => {
+    let rendered = 0;
+    fc.assert(
+      fc.property(template, variables, (source, vars) => {
+        const ours = renderTemplate(compileTemplate({ Subject: 'x', TextContent: source, HtmlContent: source }), vars);
+        if (ours.problems.length > 0) return;
+        rendered++;
+        expect(ours.rendered.HtmlContent).toBe(reference.compile(source)(vars));
+        expect(ours.rendered.TextContent).toBe(reference.compile(source, { noEscape: true })(vars));
+      }),
+      { numRuns: 500 },
+    );
+    expect(rendered).toBeGreaterThan(100);
+  });
+
+  it('reports a variable the reference would render as empty, at its pointer, and only such a one', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...NAMES), variables, (name, vars) => {
+        const source = `{{#each list}}{{${name}}}{{/each}}`;
+        const list = [vars, { [name]: 'present' }];
+        const ours = renderTemplate(compileTemplate({ Subject: 'x', TextContent: source }), { list });
+        const missing = Object.hasOwn(vars, name) ? [] : [{ kind: 'missing', pointer: `/list/0/${name}` }];
+        expect(ours.problems).toEqual(missing);
+        if (missing.length === 0) expect(ours.rendered.TextContent).toBe(reference.compile(source, { noEscape: true })({ list }));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('lets a condition or a list be absent, as Handlebars does, and reads no inherited property', () => {
+    const compiled = compileTemplate({ Subject: 'x', TextContent: '{{#if a}}A{{else}}no a{{/if}}{{#each b}}B{{/each}}{{#unless c}}no c{{/unless}}' });
+    expect(renderTemplate(compiled, {})).toEqual({ rendered: { Subject: 'x', TextContent: 'no ano c' }, problems: [] });
+    expect(renderTemplate(compileTemplate({ Subject: 'x', TextContent: '{{toString}}' }), {}).problems).toEqual([{ kind: 'missing', pointer: '/toString' }]);
+    expect(checkTemplate({ Subject: '{{a.__proto__}}' })).toEqual([{ field: 'Subject', line: 1, detail: '"__proto__" names a built-in property, not a variable' }]);
+  });
+});
