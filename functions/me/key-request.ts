@@ -61,6 +61,8 @@ export function readKeyRequest(body: string | undefined, isBase64: boolean | und
     if (typeof value !== 'boolean') throw new KeyPolicyError('must be true or false');
     return value;
   });
+  // Live-only: the old key's scheduled messages are live mail, which a test key never sends.
+  if (test === true && keepSchedules === true) problems.push({ pointer: '/KeepSchedules', detail: 'cannot go with "Test": true: the old key\'s scheduled messages are live mail, and a test key sends none' });
   if (problems.length > 0) throw new ValidationProblem(problems);
   return { policy: { ...(scopes && { scopes }), ...(senders && { senders }), ...(expiresAt && { expiresAt }) }, test: test === true, keepSchedules: keepSchedules === true };
 }

@@ -82,6 +82,52 @@ async function kept(page: Page, context: BrowserContext): Promise<string> {
 }
 
 describe('the settings page', () => {
+  it('makes the user\'s own key with scopes, an expiry or in test mode, and shows what the key may do and when it was last used', async () => {
+    const email = 'lin@acme-limits.example';
+    const { id: organizationId } = await adminJson(env, 'org', 'create', '--name', 'Acme Limits');
+    const { id: userId } = await adminJson(env, 'user', 'create', '--email', email);
+    await adminJson(env, 'member', 'add', '--org', organizationId, '--user', userId);
+    await adminJson(env, 'sender', 'add', '--org', organizationId, '--domain', 'example.com');
+    const { page, errors } = await newPage();
+    await signIn(page, email);
+    await page.getByText('You have no API key').waitFor();
+
+    // Only "status", for 90 days: the key cannot send.
+    const options = page.getByRole('group', { name: 'For the next key you generate or rotate' });
+    for (const scope of ['send', 'cancel', 'templates']) await options.getByRole('checkbox', { name: scope, exact: true }).uncheck();
+    await options.getByLabel('Expires').selectOption('90d');
+    await page.getByRole('button', { name: 'Generate New Key' }).click();
+    const field = page.getByRole('textbox', { name: 'API key' });
+    await field.waitFor();
+    const limited = await field.inputValue();
+    expect(await send(limited, organizationId)).toBe(403);
+    await page.reload();
+    await page.getByText(`tme_…${limited.slice(-4)}`).waitFor();
+    await expect(page.locator('#key-scopes').textContent()).resolves.toBe('status');
+    await expect(page.locator('#key-expires').textContent()).resolves.not.toBe('never');
+    await expect(page.locator('#key-last-used').textContent()).resolves.toMatch(/\(to the hour\)$/);
+    expect((await adminJson(env, 'key', 'show', '--user', userId)).scopes).toEqual(['status']);
+
+    // No scope at all is refused on the page, and nothing changes (the reload set the form back to every scope).
+    for (const scope of ['send', 'status', 'cancel', 'templates']) await options.getByRole('checkbox', { name: scope, exact: true }).uncheck();
+    page.once('dialog', (dialog) => dialog.accept());
+    await page.getByRole('button', { name: 'Rotate Key' }).click();
+    await page.getByText('Choose at least one scope for the new key.').waitFor();
+    expect(await send(limited, organizationId)).toBe(403);
+
+    // Test mode, every scope: a tme_test_ key that sends, and nothing reaches SES.
+    for (const scope of ['send', 'status', 'cancel', 'templates']) await options.getByRole('checkbox', { name: scope, exact: true }).check();
+    await options.getByLabel('Expires').selectOption('');
+    await options.getByRole('checkbox', { name: /Test mode/ }).check();
+    page.once('dialog', (dialog) => dialog.accept());
+    await page.getByRole('button', { name: 'Rotate Key' }).click();
+    await page.waitForFunction(() => (globalThis as unknown as InPage).document.querySelector('#new-key')?.value.startsWith('tme_test_') === true);
+    const testKey = await page.getByRole('textbox', { name: 'API key' }).inputValue();
+    await expect(page.locator('#key-scopes').textContent()).resolves.toBe('all (test mode: nothing reaches Amazon SES)');
+    expect(await send(testKey, organizationId)).toBe(200);
+    expect(errors).toEqual([]);
+  });
+
   it('takes a user from sign-in to a working key, through rotate, Organizations, revoke and sign-out', async () => {
     const email = 'ada@acme-shipping.example';
     const { id: organizationId } = await adminJson(env, 'org', 'create', '--name', 'Acme Shipping');

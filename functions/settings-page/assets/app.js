@@ -19,6 +19,11 @@ function renderKey() {
   const created = $('key-created');
   created.dateTime = key.CreatedAt;
   created.textContent = new Date(key.CreatedAt).toLocaleString();
+  // What the key may do (docs/keys.md): absent limits mean everything.
+  $('key-scopes').textContent = `${key.Scopes ? key.Scopes.join(', ') : 'all'}${key.Test ? ' (test mode: nothing reaches Amazon SES)' : ''}`;
+  $('key-senders').textContent = key.Senders ? key.Senders.join(', ') : "all of your Organizations' senders";
+  $('key-expires').textContent = key.ExpiresAt ? new Date(key.ExpiresAt).toLocaleString() : 'never';
+  $('key-last-used').textContent = key.LastUsedAt ? `${new Date(key.LastUsedAt).toLocaleString()} (to the hour)` : 'never';
   const usable = key.Revealable || state.plain !== null;
   show('show-key', key.Revealable);
   show('copy-key', usable);
@@ -178,12 +183,30 @@ function selectPanel(moveFocus) {
   });
 }
 
-function issued(view, what) {
+/** The body of generate and rotate: the options chosen for the new key (docs/keys.md). */
+function keyRequest() {
+  const boxes = [...document.querySelectorAll('#key-options input[name="scope"]')];
+  const scopes = boxes.filter((box) => box.checked).map((box) => box.value);
+  if (scopes.length === 0) {
+    say('Choose at least one scope for the new key.', true);
+    throw new Stop();
+  }
+  const expiresIn = $('key-expiry').value;
+  return {
+    ...(scopes.length < boxes.length && { Scopes: scopes }),
+    ...(expiresIn && { ExpiresIn: expiresIn }),
+    ...($('key-test').checked && { Test: true }),
+  };
+}
+
+async function issued(view, what) {
   const reveal = session.config.keyReveal !== false;
   state.plain = view.Key;
   state.shown = true;
   state.once = !reveal;
-  state.me = { ...state.me, ApiKey: { Masked: view.Masked, CreatedAt: view.CreatedAt, Revealable: reveal } };
+  // The new key's limits as the API stored them.
+  const { ApiKey } = await api('GET', '/v1.2/me');
+  state.me = { ...state.me, ApiKey: { ...ApiKey, Masked: view.Masked, CreatedAt: view.CreatedAt, Revealable: reveal } };
   renderKey();
   $('new-key').focus();
   $('new-key').select();
@@ -192,7 +215,7 @@ function issued(view, what) {
 
 function wireKeyActions() {
   $('generate').addEventListener('click', (event) =>
-    act(event.currentTarget, async () => issued(await api('POST', '/v1.2/me/api-key'), 'Your new API key is ready.')),
+    act(event.currentTarget, async () => issued(await api('POST', '/v1.2/me/api-key', {}, keyRequest()), 'Your new API key is ready.')),
   );
   $('rotate').addEventListener('click', (event) => {
     // A scheduled message belongs to the key that made it: unless kept, the old key's are cancelled.
@@ -201,7 +224,7 @@ function wireKeyActions() {
     const sure = window.confirm(`Rotate your API key?\n\nA new key replaces it; the current key stops working within a minute, wherever it is used. ${schedules}`);
     if (!sure) return;
     forgetKey();
-    act(event.currentTarget, async () => issued(await api('POST', '/v1.2/me/api-key/rotate', {}, keep ? { KeepSchedules: true } : undefined), 'Your key was rotated.'));
+    act(event.currentTarget, async () => issued(await api('POST', '/v1.2/me/api-key/rotate', {}, { ...keyRequest(), ...(keep && { KeepSchedules: true }) }), 'Your key was rotated.'));
   });
   $('show-key').addEventListener('click', (event) =>
     act(event.currentTarget, async () => {
