@@ -59,7 +59,7 @@ describe('a schedule dies with its key', () => {
     const tenant = await provisionTenant(env);
     const reader = await observer(tenant);
     const subject = subjectOf('revoked');
-    const when = inAbout(3_000);
+    const when = inAbout(10_000);
     const { ScheduleId } = await schedule(tenant, subject, when.text);
     expect((await adminJson(env, 'schedule', 'list', '--org', tenant.organizationId)).schedules).toEqual([
       { scheduleId: ScheduleId, sendAt: when.text, recipients: ['success@simulator.amazonses.com'], subject, userId: tenant.userId },
@@ -77,7 +77,7 @@ describe('a schedule dies with its key', () => {
     const tenant = await provisionTenant(env);
     const reader = await observer(tenant);
     const [dropped, kept] = [subjectOf('rotated'), subjectOf('kept')];
-    const when = inAbout(4_000);
+    const when = inAbout(10_000);
     const first = await schedule(tenant, dropped, when.text);
     const { key: second } = await adminJson(env, 'key', 'rotate', '--user', tenant.userId);
     expect(await statusOf(tenant, first.ScheduleId, reader)).toBe('Cancelled');
@@ -94,7 +94,7 @@ describe('a schedule dies with its key', () => {
     const tenant = await provisionTenant(env);
     const stranger = await provisionTenant(env);
     const [stopped, left] = [subjectOf('stopped'), subjectOf('left')];
-    const when = inAbout(3_000);
+    const when = inAbout(10_000);
     const a = await schedule(tenant, stopped, when.text);
     const b = await schedule(tenant, left, when.text);
     const refused = await admin(env, 'schedule', 'cancel', '--org', stranger.organizationId, '--id', a.ScheduleId, '--json');
@@ -152,7 +152,7 @@ describe("the settings page's API", () => {
   it('lists the waiting schedules for Activity and cancels one (Cancel), only in a member Organization', async () => {
     const { tenant, token, reader } = await signedInTenant();
     const stranger = await provisionTenant(env);
-    const when = inAbout(3_000);
+    const when = inAbout(10_000);
     const subject = subjectOf('page');
     const { ScheduleId } = await schedule(tenant, subject, when.text);
     const listed = await me(token, 'GET', '/v1.2/me/schedules');
