@@ -58,6 +58,7 @@ describe('startLocalStack', () => {
         { method: 'POST', url: `${stack.apiUrl}/v1.2/email/send` },
         { method: 'POST', url: `${stack.apiUrl}/v1.2/email/status` },
         { method: 'POST', url: `${stack.apiUrl}/v1.2/email/cancel` },
+        { method: 'GET', url: `${stack.apiUrl}/v1.2/templates` },
       ],
       mailViewer: stack.viewerUrl,
     });
