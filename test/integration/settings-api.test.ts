@@ -418,6 +418,23 @@ describe('Activity (GET /v1.2/me/messages)', () => {
     expect(await ids(`recipient=ada%40example.org&organizationId=${acme.id}`)).toEqual([]);
   });
 
+  it('marks a test-mode message "Test": true, and leaves the live suppression list alone for its bounce', async () => {
+    const someone = await user({ organizations: ['Tester'] });
+    const [tester] = someone.organizations as [{ id: string; name: string }];
+    const id = 'test-0c4f3c1e-9f0a-4a8e-9d1b-5c7e2a4d8f10';
+    await recordEvent(sesEvent('Send', tester.id, id, 'bounce@simulator.amazonses.com', '2026-11-20T12:00:00.000Z'), events);
+    await recordEvent(sesEvent('Bounce', tester.id, id, 'bounce@simulator.amazonses.com', '2026-11-20T12:00:00.000Z'), events);
+    await recordEvent(sesEvent('Send', tester.id, 'live-1', 'ada@example.org', '2026-11-20T11:00:00.000Z'), events);
+    const token = await tokenFor(someone.email);
+    const { Messages } = (await (await call('GET', '/v1.2/me/messages', token)).json()) as { Messages: Record<string, unknown>[] };
+    expect(Messages.map((m) => [m.MessageId, m.Status, m.Test])).toEqual([
+      [id, 'Bounced', true],
+      ['live-1', 'Sent', undefined],
+    ]);
+    const suppressed = (await (await call('GET', `/v1.2/me/suppressions?organizationId=${tester.id}`, token)).json()) as Record<string, unknown>;
+    expect(JSON.stringify(suppressed)).not.toContain('bounce@simulator.amazonses.com');
+  });
+
   it('pages by 50 with a cursor across Organizations, showing each message once', async () => {
     const someone = await user({ organizations: ['One', 'Two'] });
     const store = new DynamoDbActivityStore(documents, harness.config.tableName);
