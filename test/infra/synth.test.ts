@@ -38,9 +38,9 @@ describe('cdk synth (CLI)', () => {
     const functions = Object.values(template.Resources as Record<string, { Type: string; Metadata?: Record<string, unknown> }>).filter(
       (r) => r.Type === 'AWS::Lambda::Function',
     );
-    // send, status, events, webhook delivery, the settings API and the settings page, scheduled send
-    // and cancel: each bundled by the local esbuild.
-    expect(functions).toHaveLength(8);
+    // send, status, events, webhook delivery, the settings API and the settings page, scheduled send,
+    // cancel and templates: each bundled by the local esbuild.
+    expect(functions).toHaveLength(9);
     for (const fn of functions) expect(fn.Metadata?.['aws:asset:is-bundled']).toBe(true);
     // The app registered cdk-nag (its acknowledgements are in the template, with reasons), and
     // neither it nor CloudFormation's own schema check reported anything.
