@@ -11,6 +11,7 @@
  * One `Pacer` per function instance: it keeps the rate it read and the slow-down it learnt.
  */
 import type { MessageAsk, Release, Round } from '../shared/domain/fair-share';
+import { shardCount } from '../shared/domain/budget-shards';
 import type { Pace } from '../shared/domain/send-pace';
 import { paceFor } from '../shared/domain/send-pace';
 import type { SendQuota } from '../shared/mail/ports';
@@ -165,6 +166,8 @@ export class Booking {
     if (wait > 0) await this.options.sleep(wait);
     const now = this.options.now();
     const pace = await this.pacer.pace();
+    // The shard count follows the account's full rate, not a slowed pace: shards stay put.
+    const rate = await this.pacer.rate();
     if (pace === undefined && this.sharer.rate === undefined) {
       // No rate known and no limit of its own: nothing to share, every message goes now.
       this.turns.push(...this.messages.slice(this.turns.length).map(() => now));
@@ -181,6 +184,7 @@ export class Booking {
         messages: this.messages.slice(this.turns.length),
         now,
         lastSendAt: this.lastSendAt,
+        shards: rate === undefined ? 1 : shardCount(rate),
       });
     } catch (error) {
       if (this.turns.length === 0) throw error;
@@ -189,7 +193,7 @@ export class Booking {
       return;
     }
     if (round.holding) {
-      this.last = { release: { organizationId: this.sharer.organizationId, holding: round.holding, tatAfter: round.state.tat }, first: this.turns.length, count: round.turns.length };
+      this.last = { release: { organizationId: this.sharer.organizationId, holding: round.holding, tatAfter: round.state.tat, shard: round.shard }, first: this.turns.length, count: round.turns.length };
     }
     this.turns.push(...round.turns);
     if (round.stop === 'done') this.over = true;

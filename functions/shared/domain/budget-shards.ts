@@ -15,14 +15,13 @@
  * - Each shard keeps at most `SHARD_ENTRIES` Organization entries, those waiting longest; shares
  *   are computed per shard between the Organizations it sees, and a flood that reaches every
  *   shard meets its share on each.
- * - An Organization's own rate is checked against an item of its own (or `capItems(cap)` of them,
- *   each at `cap / c`, when the cap is high): a GCRA that only refuses (send-pace.ts
- *   `earliestUnder`/`tatAfter`), written once per message it lets go.
+ * - An Organization with a rate of its own books on one home shard, the same on every instance
+ *   (`homeShard`), whose entry keeps its own-rate schedule whole (fair-share.ts): sharding cannot
+ *   multiply its cap. The price: it never gets more than one shard's rate, `R / S`.
  *
  * What it costs at R = 1,000/s: 10 shards of 100/s. A one-message request writes one shard item
  * once (a conditional UpdateItem, well under 1 KB: 1 WCU); so 1,000 requests a second are about
- * 100 writes per shard per second. An Organization with a rate of its own also writes its cap
- * item once per message, at most its rate (≤ 100/s per item). docs/fair-share.md has the table.
+ * 100 writes per shard per second. docs/fair-share.md has the table.
  */
 import type { BudgetState } from './budget-state';
 import type { Pace } from './send-pace';
@@ -43,9 +42,11 @@ export function shardPace(rate: number): Pace {
   return paceFor(rate / shardCount(rate));
 }
 
-/** How many items an Organization's own rate is split over (each at `cap / c`). */
-export function capItems(cap: number): number {
-  return shardCount(cap);
+/** An Organization's home shard: the same on every instance, from its id. */
+export function homeShard(organizationId: string, shards: number): number {
+  let hash = 0;
+  for (const char of organizationId.toLowerCase()) hash = (Math.imul(hash, 31) + char.charCodeAt(0)) >>> 0;
+  return hash % shards;
 }
 
 /**

@@ -57,7 +57,7 @@ export function sanitize(raw: unknown, now: number, pace: Pace | undefined, maxE
     const entry = readEntry(value, now, limit);
     if (entry) orgs[id] = entry;
   }
-  return { tat, orgs: newest(orgs, maxEntries) };
+  return { tat, orgs: newest(orgs, maxEntries, now) };
 }
 
 function readEntry(value: unknown, now: number, limit: number): OrgEntry | undefined {
@@ -77,10 +77,16 @@ function readEntry(value: unknown, now: number, limit: number): OrgEntry | undef
   return { weight, activeUntil, held, ...(cap !== undefined && { cap }), ...(tat !== undefined && { tat }) };
 }
 
-/** Keeps the item bounded: the entries waiting longest are the ones kept. */
-function newest(orgs: Record<string, OrgEntry>, maxEntries: number): Record<string, OrgEntry> {
+/**
+ * Keeps the item bounded: the entries waiting longest are the ones kept. An entry whose own-rate
+ * schedule is still ahead is always kept: dropping it would hand that Organization a fresh burst,
+ * and its own rate is a hard cap.
+ */
+function newest(orgs: Record<string, OrgEntry>, maxEntries: number, now: number): Record<string, OrgEntry> {
   const ids = Object.keys(orgs);
   if (ids.length <= maxEntries) return orgs;
-  const kept = ids.sort((a, b) => orgs[b]!.activeUntil - orgs[a]!.activeUntil).slice(0, maxEntries);
+  const scheduled = ids.filter((id) => (orgs[id]!.tat ?? 0) > now);
+  const others = ids.filter((id) => !((orgs[id]!.tat ?? 0) > now));
+  const kept = [...scheduled, ...others.sort((a, b) => orgs[b]!.activeUntil - orgs[a]!.activeUntil).slice(0, Math.max(0, maxEntries - scheduled.length))];
   return Object.fromEntries(kept.map((id) => [id, orgs[id]!]));
 }

@@ -64,6 +64,8 @@ export interface RoundAsk {
   readonly now: number;
   /** No turn may come later than this (the request's deadline less the time a call takes). */
   readonly lastSendAt: number;
+  /** Shards the account's budget is split over (budget-shards.ts, from the account's full rate); absent or 1: one item. */
+  readonly shards?: number;
 }
 
 /** A message's turn (epoch ms), or `expired`: its expiry comes before its turn, so it books nothing. */
@@ -81,6 +83,8 @@ export interface Round {
   readonly at: number;
   /** What this round booked, if anything (to give back what ends unused). */
   readonly holding: Holding | undefined;
+  /** The shard it was booked on, when the budget is split. */
+  readonly shard?: number;
 }
 
 /**
@@ -230,6 +234,8 @@ export interface Release {
   readonly unused: number;
   /** The account's TAT just after the round: if it is still that, nobody booked after it. */
   readonly tatAfter: number;
+  /** The shard the round was booked on, when the budget is split. */
+  readonly shard?: number | undefined;
 }
 
 /**

@@ -9,6 +9,7 @@
  * | user e-mail (unique)| EMAIL#<lower email>  | EMAIL   | userId                                          |
  * | Organization        | ORG#<orgId>          | ORG     | name, members (string set), senders (string set), limits? |
  * | send-rate budget    | BUDGET#ses-send-rate | BUDGET  | tat (epoch ms), orgs (fair share), v, expiresAt |
+ * | … split (> 100/s)   | BUDGET#ses-send-rate#<k> | BUDGET | the same, per shard (domain/budget-shards.ts) |
  * | daily usage         | BUDGET#day#<orgId>   | <day>   | used (recipients that UTC day), expiresAt       |
  * | message status      | MSG#<SES message id> | MSG     | organizationId, expiresAt, r:<address> (state)  |
  * | suppressed address  | SUPP#<orgId>         | address | reason, at, messageId                           |
@@ -84,7 +85,8 @@ export const itemKey = {
   user: (userId: string) => ({ pk: `${P.user}${userId}`, sk: 'USER' }),
   email: (email: string) => ({ pk: `${P.email}${asciiLowerCase(email)}`, sk: 'EMAIL' }),
   organization: (organizationId: string) => ({ pk: `${P.organization}${organizationId.toLowerCase()}`, sk: 'ORG' }),
-  sendBudget: () => ({ pk: `${P.sendBudget}ses-send-rate`, sk: 'BUDGET' }),
+  /** The one budget item, or shard `k` of a split budget (domain/budget-shards.ts). */
+  sendBudget: (shard?: number) => ({ pk: `${P.sendBudget}ses-send-rate${shard === undefined ? '' : `#${shard}`}`, sk: 'BUDGET' }),
   /** An Organization's use of its daily quota on one UTC day (in the budget's partitions: same IAM). */
   dailyUsage: (organizationId: string, day: string) => ({ pk: `${P.sendBudget}day#${organizationId.toLowerCase()}`, sk: day }),
   /** An idempotency record's partition: the user and a hash of the client's key. */
