@@ -236,7 +236,8 @@ describe('tags come back', () => {
 describe('docs/message-content.md', () => {
   it('has a curl with an attachment that works as written against the local stack', async () => {
     const page = await readFile(new URL('../../docs/message-content.md', import.meta.url), 'utf8');
-    const script = /```sh\n([\s\S]*?)```/.exec(page)![1]!.replace('http://127.0.0.1:3000', stack.apiUrl);
+    // The page's curl reads the three variables `npm start` prints as export lines, as the README's does.
+    const script = /```sh\n([\s\S]*?)```/.exec(page)![1]!;
     const dir = await mkdtemp(join(tmpdir(), 'message-content-'));
     try {
       const pdf = randomBytes(50_000);
@@ -244,7 +245,7 @@ describe('docs/message-content.md', () => {
       await writeFile(join(dir, 'invoice.pdf'), pdf);
       await writeFile(join(dir, 'logo.png'), logo);
       const demo = stack.demo!;
-      const { stdout } = await promisify(execFile)('sh', ['-c', script], { cwd: dir, env: { PATH: process.env.PATH, API_KEY: demo.apiKey, ORGANIZATION_ID: demo.organizationId } });
+      const { stdout } = await promisify(execFile)('sh', ['-c', script], { cwd: dir, env: { PATH: process.env.PATH, BASE_URL: stack.apiUrl, API_KEY: demo.apiKey, ORGANIZATION_ID: demo.organizationId } });
       expect(JSON.parse(stdout)).toMatchObject({ Messages: [{ Index: 0, Status: 'Sent' }] });
       const [email] = await stored();
       expect(Buffer.from(email!.attachments[0].content, 'base64').equals(pdf)).toBe(true);
