@@ -2,11 +2,16 @@
  * The settings API's configuration, read once when the function starts, with the same reader
  * and the same store settings as the send function (functions/shared/runtime/config.ts).
  */
-import type { StoreConfig } from '../shared/runtime/config';
-import { ConfigError, readStoreConfig } from '../shared/runtime/config';
+import type { Config, StoreConfig } from '../shared/runtime/config';
+import { ConfigError, readScheduler, readStoreConfig } from '../shared/runtime/config';
 import { SettingsReader, fromEnv } from '../shared/runtime/settings-reader';
 
-export interface MeConfig extends StoreConfig {
+/**
+ * `webhookQueueUrl` and `scheduler`: a schedule cancelled here (Activity's Cancel, or with the key
+ * that made it) has its timer deleted and its `email.cancelled` webhook queued, as the cancel
+ * endpoint does. Unset locally, where the local stack hands over its own timer and webhook queue.
+ */
+export interface MeConfig extends StoreConfig, Pick<Config, 'webhookQueueUrl' | 'scheduler'> {
   /** The OpenID provider whose access tokens the API accepts (Cognito's, or the one named at deploy time). */
   readonly oidcIssuer: string | undefined;
   /** Its userinfo endpoint, when discovery from the issuer should not be used. */
@@ -33,6 +38,8 @@ export function loadMeConfig(env: Readonly<Record<string, string | undefined>> =
     oidcUserinfoEndpoint: read.endpoint('OIDC_USERINFO_ENDPOINT'),
     apiKeyReveal: readKeyReveal(read),
     apiKeyKmsKeyId: read.text('API_KEY_KMS_KEY_ID'),
+    webhookQueueUrl: read.endpoint('WEBHOOK_QUEUE_URL'),
+    scheduler: readScheduler(read),
   };
   read.finish((message) => new ConfigError(`Invalid configuration: ${message}`));
   return config;

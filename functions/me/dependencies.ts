@@ -14,6 +14,8 @@ import { DynamoDbDailyUsage } from '../shared/store/dynamodb-daily-usage';
 import { DynamoDbKeyStore } from '../shared/store/dynamodb-key-store';
 import { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
 import { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
+import type { LocalParts } from '../shared/schedules/dependencies';
+import { createSchedulingDependencies } from '../shared/schedules/dependencies';
 import { DynamoDbScheduleStore } from '../shared/schedules/schedule-store';
 import type { SecretSealer } from '../shared/webhooks/sealing';
 import { KmsSealer } from '../shared/webhooks/sealing';
@@ -28,20 +30,28 @@ function keySealer(config: MeConfig, clients: ClientOptions, local: SecretSealer
   return new KmsSealer(createKmsClient(config, clients), config.apiKeyKmsKeyId, 'userId');
 }
 
-/** `localKeySealer`: the local stack's sealer for API keys (bound to `userId`), used instead of KMS. */
-export function createMeDependencies(config: MeConfig, clients: ClientOptions = {}, localKeySealer?: SecretSealer): MeDependencies {
+/**
+ * `localKeySealer`: the local stack's sealer for API keys (bound to `userId`), used instead of KMS;
+ * `local`: the local stack's timer and webhook queue, in place of EventBridge Scheduler and SQS.
+ */
+export function createMeDependencies(config: MeConfig, clients: ClientOptions = {}, localKeySealer?: SecretSealer, local: LocalParts = {}): MeDependencies {
   const dynamoDb = createDynamoDbClient(config, clients);
+  const logger = createLogger();
+  // The same timer and webhook notices as the cancel function's: a schedule cancelled here is told of and disarmed alike.
+  const { timer, notices } = createSchedulingDependencies(config, dynamoDb, logger, clients, local);
   return {
     keys: new DynamoDbKeyStore(dynamoDb, config.tableName),
     keySealer: keySealer(config, clients, localKeySealer),
     activity: new DynamoDbActivityStore(dynamoDb, config.tableName),
     suppressions: new DynamoDbSuppressionStore(dynamoDb, config.tableName),
     schedules: new DynamoDbScheduleStore(dynamoDb, config.tableName),
+    timer,
+    notices,
     usage: new DynamoDbDailyUsage(dynamoDb, config.tableName),
     reputations: new DynamoDbReputationStore(dynamoDb, config.tableName),
     identity: new IdentityResolver({ issuer: config.oidcIssuer, userinfoEndpoint: config.oidcUserinfoEndpoint }),
     problemTypeBase: config.problemTypeBase,
-    logger: createLogger(),
+    logger,
     metrics: createMetrics(),
     now: Date.now,
   };

@@ -30,7 +30,7 @@ import { organizationViews } from './organizations';
 import { cancelScheduled, listSchedules } from './schedules';
 import { listSuppressions, removeSuppression } from './suppressions';
 import { hashApiKey } from '../shared/domain/api-keys';
-import type { RetireDependencies } from '../shared/schedules/key-schedules';
+import type { CancelScheduleDependencies, RetireDependencies } from '../shared/schedules/key-schedules';
 import { retireKeySchedules } from '../shared/schedules/key-schedules';
 import type { DynamoDbScheduleStore } from '../shared/schedules/schedule-store';
 
@@ -42,6 +42,9 @@ export interface MeDependencies {
   readonly suppressions: Pick<DynamoDbSuppressionStore, 'list' | 'remove'>;
   /** Scheduled messages: Activity lists and cancels them; a key's die with it (CONTRACT section 13 item 5). */
   readonly schedules: DynamoDbScheduleStore;
+  /** The timer a cancelled schedule's is deleted from, and where its `email.cancelled` webhook goes (as the cancel function's). */
+  readonly timer: CancelScheduleDependencies['timer'];
+  readonly notices: CancelScheduleDependencies['notices'];
   readonly usage: Pick<DailyUsage, 'used'>;
   /** The member Organizations' reputation counters (CONTRACT section 11 item 3). */
   readonly reputations: Pick<DynamoDbReputationStore, 'readMany'>;
@@ -66,13 +69,12 @@ function json(status: number, body: unknown, requestId: string): APIGatewayProxy
 export function createMeHandler(deps: MeDependencies, tracing?: Tracing) {
   const { logger, metrics, now, keys, keySealer } = deps;
   const seal = sealingWith(keySealer);
-  // The page reaches neither the stack's timers nor its webhook queue: a schedule cancelled here is
-  // Cancelled at once, and its timer, when it fires, finds it so and does nothing.
+  // A schedule cancelled here (Cancel, or with its key) is disarmed and told of as the cancel endpoint's are.
   const scheduling: RetireDependencies = {
     schedules: deps.schedules,
     organizations: deps.schedules.organizations,
-    timer: undefined,
-    notices: undefined,
+    timer: deps.timer,
+    notices: deps.notices,
     now,
     warn: (message, details) => logger.warn(message, details),
   };

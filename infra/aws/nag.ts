@@ -93,7 +93,7 @@ export function acknowledgeNagFindings({ api, apiKeyRoutes, sendRole, fireRole, 
         'Each scheduled message gets a one-time schedule named by its ScheduleId, made when it is sent and deleted ' +
         'after it ran (or when it is cancelled), so the names cannot be listed in advance. The wildcard covers the ' +
         'schedules of the stack\'s own schedule group only, and each role has only the actions it needs there ' +
-        '(scheduler:CreateSchedule for the send and scheduled-send functions, scheduler:DeleteSchedule for cancel).',
+        '(scheduler:CreateSchedule for the send and scheduled-send functions, scheduler:DeleteSchedule for the cancel and settings API functions).',
     });
   }
   for (const route of pageRoutes) {

@@ -53,6 +53,14 @@ export interface ScheduledSend {
   readonly deadLetters: Queue;
   readonly schedulerRole: Role;
   readonly alarms: AlarmRow[];
+  /** What another function that cancels schedules needs (the settings API): disarm their timers, queue their webhooks. */
+  readonly cancelling: Cancelling;
+}
+
+export interface Cancelling {
+  /** The settings the scheduling parts read (functions/shared/schedules/dependencies.ts). */
+  readonly environment: Readonly<Record<string, string>>;
+  readonly statements: PolicyStatement[];
 }
 
 export function addScheduledSend(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings, send: SendFunction, webhookQueue: Queue): ScheduledSend {
@@ -110,6 +118,8 @@ export function addScheduledSend(stack: Stack, table: Table, configurationSet: C
     send.role.addToPolicy(statement);
   }
 
+  // A cancelled schedule's timer is deleted (a short wait already queued finds it Cancelled) and its webhook queued.
+  const cancelStatements = [new PolicyStatement({ sid: 'DeleteSchedules', actions: ['scheduler:DeleteSchedule'], resources: [schedulesInGroup] }), ...webhookStatements];
   const baseEnvironment = { TABLE_NAME: table.tableName, ...settings.serviceEnvironment, ...environment };
   const fire = addServiceFunction(stack, 'ScheduledSendFunction', settings, {
     entry: SCHEDULED_ENTRY,
@@ -149,8 +159,7 @@ export function addScheduledSend(stack: Stack, table: Table, configurationSet: C
       readKeyHolders(table),
       recordKeyUse(table),
       new PolicyStatement({ sid: 'CancelSchedules', actions: ['dynamodb:UpdateItem', 'dynamodb:DeleteItem'], resources: [table.tableArn], conditions: inPartitions(SCHEDULE_PARTITION) }),
-      new PolicyStatement({ sid: 'DeleteSchedules', actions: ['scheduler:DeleteSchedule'], resources: [schedulesInGroup] }),
-      ...webhookStatements,
+      ...cancelStatements,
     ],
   });
 
@@ -164,5 +173,5 @@ export function addScheduledSend(stack: Stack, table: Table, configurationSet: C
       evaluationPeriods: 1,
     },
   ];
-  return { fire, cancel, group, queue, deadLetters: dead, schedulerRole, alarms };
+  return { fire, cancel, group, queue, deadLetters: dead, schedulerRole, alarms, cancelling: { environment, statements: cancelStatements } };
 }

@@ -24,6 +24,7 @@ import type { ServiceFunction } from './service-function';
 import { addServiceFunction, inPartitions, onlyAttributes } from './service-function';
 import type { StackSettings } from './settings';
 import type { SignIn } from './sign-in';
+import type { Cancelling } from './scheduled-send';
 
 export interface SettingsParts {
   readonly api: ServiceFunction;
@@ -48,13 +49,16 @@ export const USER_BOUND_CONTEXT = {
   Null: { 'kms:EncryptionContext:userId': 'false' },
 };
 
-/** `sealingKey`: the stack's KMS key, which seals API keys while reveal is on. */
-export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: StackSettings, signIn: SignIn, sealingKey: IKey): SettingsParts {
+/**
+ * `sealingKey`: the stack's KMS key, which seals API keys while reveal is on; `cancelling`: what
+ * a schedule cancelled on the page (or with its key) needs to be disarmed and told of.
+ */
+export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: StackSettings, signIn: SignIn, sealingKey: IKey, cancelling: Cancelling): SettingsParts {
   const problemTypeBase = settings.serviceEnvironment.PROBLEM_TYPE_BASE!;
   const reveal = settings.apiKeyReveal;
   const settingsApi = addServiceFunction(stack, 'SettingsApiFunction', settings, {
     description: 'GET /v1.2/me, GET|POST|DELETE /v1.2/me/api-key, POST /v1.2/me/api-key/rotate, GET /v1.2/me/messages, GET|DELETE /v1.2/me/suppressions',
-    roleDescription: 'Settings API: read users, Organizations, their use, Activity and suppressions; write the user\'s key; remove suppressions; seal/open keys; logs',
+    roleDescription: 'Settings API: read users, Organizations, their use, Activity and suppressions; write the user\'s key; remove suppressions; cancel scheduled messages, delete their schedules, queue their webhooks; seal/open keys; logs',
     entry: ME_ENTRY,
     statements: [
       new PolicyStatement({
@@ -121,6 +125,8 @@ export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: 
         resources: [table.tableArn],
         conditions: inPartitions(SCHEDULE_PARTITION),
       }),
+      // Their timers deleted and their `email.cancelled` webhooks queued, as the cancel function does.
+      ...cancelling.statements,
       new PolicyStatement({
         sid: 'SuppressionLists',
         // List a member Organization's suppressed addresses, and take one off (as "suppression remove").
@@ -159,6 +165,7 @@ export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: 
       PROBLEM_TYPE_BASE: problemTypeBase,
       API_KEY_REVEAL: String(reveal),
       ...(reveal && { API_KEY_KMS_KEY_ID: sealingKey.keyArn }),
+      ...cancelling.environment,
     },
   });
   const page = addServiceFunction(stack, 'SettingsPageFunction', settings, {

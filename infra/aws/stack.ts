@@ -85,7 +85,7 @@ export class EmailSendApiStack extends Stack {
     const reputation = addReputation(this, this.configurationSet, settings, [SERVICE_NAME, EVENTS_SERVICE_NAME]);
     addAlarms(this, api, send.fn, settings, [...this.lifecycle.alarms, ...this.scheduledSend.alarms, reputation.alarm]);
     const signIn = addSignIn(this, api, settings);
-    const settingsParts = addSettings(this, this.table, api, settings, signIn, this.lifecycle.webhookKey);
+    const settingsParts = addSettings(this, this.table, api, settings, signIn, this.lifecycle.webhookKey, this.scheduledSend.cancelling);
     this.settingsApiFunction = settingsParts.api.fn;
     this.settingsPageFunction = settingsParts.page.fn;
 
@@ -133,7 +133,7 @@ export class EmailSendApiStack extends Stack {
       apiKeyRoutes: [...sendRoutes, ...statusRoutes, ...cancelRoutes, ...templates.routes],
       sendRole: send.role,
       fireRole: fire.role,
-      scheduleRoles: [send.role, fire.role, cancel.role],
+      scheduleRoles: [send.role, fire.role, cancel.role, settingsParts.api.role],
       scheduleGroupName: this.scheduledSend.group.scheduleGroupName,
       tracing: settings.tracing,
       pageRoutes: settingsParts.pageRoutes,

@@ -14,6 +14,7 @@ import type { ApiRoute } from '../../functions/shared/http/api-routes';
 import type { Credentials } from '../../functions/shared/runtime/clients';
 import type { StoreConfig } from '../../functions/shared/runtime/config';
 import { ConfigError } from '../../functions/shared/runtime/config';
+import type { LocalParts } from '../../functions/shared/schedules/dependencies';
 import { createLogger } from '../../functions/shared/runtime/observability';
 import { SettingsReader, fromEnv } from '../../functions/shared/runtime/settings-reader';
 import { createJwtAuthorizer } from './gateway/jwt-authorizer';
@@ -41,6 +42,8 @@ export function settingsRoutes(options: {
   readonly credentials: Credentials | undefined;
   /** Where API_KEY_REVEAL (and the local sealing key's settings) are read; the process's environment by default. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** The local timer and webhook queue: a schedule cancelled on the page is disarmed and its webhook sent. */
+  readonly scheduling?: LocalParts;
 }): GatewayRoute[] {
   const { provider, store, env = process.env } = options;
   const read = new SettingsReader(fromEnv(env));
@@ -48,9 +51,10 @@ export function settingsRoutes(options: {
   read.finish((message) => new ConfigError(`Invalid configuration: ${message}`));
   const me = createMeHandler(
     createMeDependencies(
-      { ...store, oidcIssuer: provider.issuer, oidcUserinfoEndpoint: undefined, apiKeyReveal, apiKeyKmsKeyId: undefined },
+      { ...store, oidcIssuer: provider.issuer, oidcUserinfoEndpoint: undefined, apiKeyReveal, apiKeyKmsKeyId: undefined, webhookQueueUrl: undefined, scheduler: undefined },
       { credentials: options.credentials },
       localSealer(env, 'userId'),
+      options.scheduling,
     ),
   );
   const page = createSettingsPageHandler({

@@ -253,7 +253,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // The templates function, one route per method and path as in the HTTP API.
     const templates = createTemplateHandler(createTemplateDependencies(config, { credentials })) as unknown as LambdaHandler;
     const templateRoutes = TEMPLATE_ROUTES.flatMap((route) => route.methods.map((method) => ({ method, path: route.path, handler: templates, functionName: 'email-send-api-templates-local' })));
-    api.setHandler(handler as unknown as LambdaHandler, [lifecycle.statusRoute, scheduled.cancelRoute, ...templateRoutes, ...settingsRoutes({ provider, store: config, credentials, env: settingsEnv })]);
+    api.setHandler(handler as unknown as LambdaHandler, [lifecycle.statusRoute, scheduled.cancelRoute, ...templateRoutes, ...settingsRoutes({ provider, store: config, credentials, env: settingsEnv, scheduling: scheduled.parts })]);
 
     const demo = demoState.status === 'broken' ? undefined : { ...demoState.demo, status: demoState.status, exports: exportLines(apiUrl, demoState.demo) };
     return {

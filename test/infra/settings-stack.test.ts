@@ -35,7 +35,7 @@ const onlyAttributes = (...attributes: string[]) => ({
 describe('settings page in the stack (its own Cognito user pool)', () => {
   let stack: Stack;
   let template: Template;
-  let ids: Record<'table' | 'apiRole' | 'pageRole' | 'apiLogs' | 'pageLogs' | 'pool' | 'client' | 'api' | 'apiFn' | 'pageFn' | 'key' | 'sendRole' | 'eventsRole' | 'webhookRole', string>;
+  let ids: Record<'group' | 'scheduleQueue' | 'webhookQueue' | 'table' | 'apiRole' | 'pageRole' | 'apiLogs' | 'pageLogs' | 'pool' | 'client' | 'api' | 'apiFn' | 'pageFn' | 'key' | 'sendRole' | 'eventsRole' | 'webhookRole', string>;
 
   beforeAll(() => {
     ({ stack } = buildStack({ tracing: false }));
@@ -43,6 +43,10 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
     const child = (id: string) => logicalId(stack, stack.node.findChild(id) as never);
     ids = {
       table: child('Table'),
+      // Named at synth (`<stack>-ScheduleGroup-<hash>`), not a reference.
+      group: stack.resolve((stack.node.findChild('ScheduleGroup') as unknown as { scheduleGroupName: string }).scheduleGroupName),
+      scheduleQueue: child('ScheduleQueue'),
+      webhookQueue: child('WebhookQueue'),
       apiRole: child('SettingsApiFunctionRole'),
       pageRole: child('SettingsPageFunctionRole'),
       apiLogs: child('SettingsApiFunctionLogs'),
@@ -106,7 +110,7 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
     for (const key of [...meKeys, ...pageKeys]) expect(routes.has(key)).toBe(true);
   });
 
-  it('lets the settings API read users, Organization names, pauses and limits, their reputation counters, today\'s use, Activity and suppressions, write the key fields and key items, remove suppressions, seal and open user-bound keys, and nothing more', () => {
+  it('lets the settings API read users, Organization names, pauses and limits, their reputation counters, today\'s use, Activity and suppressions, write the key fields and key items, remove suppressions, cancel schedules (deleting their timers, queueing their webhooks), seal and open user-bound keys, and nothing more', () => {
     const table = { 'Fn::GetAtt': [ids.table, 'Arn'] };
     expect(policyOf(template, ids.apiRole)).toEqual([
       { Sid: 'WriteOwnLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [ids.apiLogs, 'Arn'] } },
@@ -133,6 +137,15 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
       { Sid: 'ReadTodaysUse', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: table, Condition: leadingKeys('BUDGET#day#') },
       { Sid: 'ReadActivity', Effect: 'Allow', Action: 'dynamodb:Query', Resource: table, Condition: leadingKeys('ACT#', 'ACTR#') },
       { Sid: 'ScheduledMessages', Effect: 'Allow', Action: ['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], Resource: table, Condition: leadingKeys('SCHED#') },
+      // A cancelled schedule's timer is deleted and its `email.cancelled` webhook queued: never a schedule made, nor a role passed.
+      {
+        Sid: 'DeleteSchedules',
+        Effect: 'Allow',
+        Action: 'scheduler:DeleteSchedule',
+        Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':scheduler:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, `:schedule/${ids.group}/*`]] },
+      },
+      { Sid: 'ReadWebhooks', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: table, Condition: leadingKeys('HOOK#') },
+      { Sid: 'QueueWebhooks', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: { 'Fn::GetAtt': [ids.webhookQueue, 'Arn'] } },
       { Sid: 'SuppressionLists', Effect: 'Allow', Action: ['dynamodb:DeleteItem', 'dynamodb:Query'], Resource: table, Condition: leadingKeys('SUPP#') },
       {
         Sid: 'SuppressionCount',
@@ -155,6 +168,13 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
     ]);
     const env = template.toJSON().Resources[ids.apiFn].Properties.Environment.Variables as Json;
     expect(env).toMatchObject({ API_KEY_REVEAL: 'true', API_KEY_KMS_KEY_ID: { 'Fn::GetAtt': [ids.key, 'Arn'] } });
+    // The scheduling parts' settings, as the cancel function has them: the timer's group and the webhook queue.
+    expect(env).toMatchObject({
+      SCHEDULE_GROUP_NAME: ids.group,
+      SCHEDULE_QUEUE_URL: { Ref: ids.scheduleQueue },
+      SCHEDULE_TARGET_ARN: { 'Fn::GetAtt': [ids.scheduleQueue, 'Arn'] },
+      WEBHOOK_QUEUE_URL: { Ref: ids.webhookQueue },
+    });
   });
 
   it('lets no other role open a key sealed for a user: the send role has no KMS access, the webhook role opens Organization-bound secrets only', () => {

@@ -2,6 +2,7 @@
  * Shared by the local-stack suites: a stack on free ports, the admin CLI called through
  * `runAdmin` exactly as `npm run admin` does, and the SES emulator's store.
  */
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import type { AddressInfo, Server } from 'node:net';
 import { expect } from '@jest/globals';
@@ -149,4 +150,39 @@ function checkProblem(response: Response, status: number, parsed: unknown): Reco
   expect(body).toMatchObject({ status, title: expect.any(String), type: expect.stringMatching(/^https?:\/\/.+\/problems\/[a-z-]+$/) });
   expect(JSON.stringify(body)).not.toMatch(/at .+\.(ts|js):\d+/);
   return body;
+}
+
+/** `YYYY-MM-DD HH:MM:SS` (UTC) of the first whole second at least `ms` from now: a `SendAt` and its time. */
+export function inAbout(ms: number): { text: string; at: number } {
+  const at = Math.ceil((Date.now() + ms) / 1_000) * 1_000;
+  return { text: new Date(at).toISOString().slice(0, 19).replace('T', ' '), at };
+}
+
+export interface WebhookReceiver {
+  readonly url: string;
+  /** Every request so far, in order. */
+  readonly received: { headers: Record<string, string>; body: string }[];
+  close(): void;
+}
+
+/** A webhook endpoint on 127.0.0.1 that answers every request 204 and keeps it. */
+export async function webhookReceiver(): Promise<WebhookReceiver> {
+  const received: WebhookReceiver['received'] = [];
+  const server = createHttpServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      received.push({ headers: req.headers as Record<string, string>, body });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    received,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
 }

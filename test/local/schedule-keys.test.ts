@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { TestStack, Tenant } from './helpers';
-import { admin, adminEnv, adminJson, messageBody, provisionTenant, send, sentEmails, startTestStack } from './helpers';
+import { admin, adminEnv, adminJson, inAbout, messageBody, provisionTenant, send, sentEmails, startTestStack } from './helpers';
 import { signIn } from '../support/oidc';
 import { LOCAL_CLIENT_ID } from '../../infra/local/oidc/provider';
 
@@ -22,12 +22,6 @@ beforeAll(async () => {
   env = adminEnv(stack);
 });
 afterAll(async () => stack?.stop());
-
-/** `YYYY-MM-DD HH:MM:SS` (UTC) of the first whole second at least `ms` from now. */
-function inAbout(ms: number): { text: string; at: number } {
-  const at = Math.ceil((Date.now() + ms) / 1_000) * 1_000;
-  return { text: new Date(at).toISOString().slice(0, 19).replace('T', ' '), at };
-}
 
 const subjectOf = (tag: string) => `Keyed ${tag} ${Math.random().toString(36).slice(2)}`;
 const emailsWith = async (subject: string) => (await sentEmails(stack.sesUrl)).filter((email) => email.subject === subject);

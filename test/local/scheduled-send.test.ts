@@ -7,15 +7,12 @@
  * checked against openapi.json.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
 import type { TestStack, Tenant } from './helpers';
-import { adminEnv, adminJson, clientOf, expectProblem, messageBody, provisionTenant, send, sentEmails, startTestStack } from './helpers';
+import { adminEnv, adminJson, clientOf, expectProblem, inAbout, messageBody, provisionTenant, send, sentEmails, startTestStack, webhookReceiver } from './helpers';
 
 let stack: TestStack;
 let env: Record<string, string>;
@@ -28,12 +25,6 @@ beforeAll(async () => {
   [tenant, other] = [await provisionTenant(env), await provisionTenant(env)];
 });
 afterAll(async () => stack?.stop());
-
-/** `YYYY-MM-DD HH:MM:SS` (UTC) of the first whole second at least `ms` from now. */
-function inAbout(ms: number): { text: string; at: number } {
-  const at = Math.ceil((Date.now() + ms) / 1_000) * 1_000;
-  return { text: new Date(at).toISOString().slice(0, 19).replace('T', ' '), at };
-}
 
 function post(url: string, apiKey: string, body: unknown): Promise<Response> {
   return fetch(url, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -210,19 +201,11 @@ describe('at its time, the message is sent as a fresh send would be', () => {
 
 describe('webhooks', () => {
   it('tell email.scheduled, email.cancelled, email.failed, and once sent the usual events, signed per Standard Webhooks', async () => {
-    const received: { headers: Record<string, string>; body: string }[] = [];
-    const server: Server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk) => (body += chunk));
-      req.on('end', () => {
-        received.push({ headers: req.headers as Record<string, string>, body });
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const hook = await webhookReceiver();
+    const { received } = hook;
     const hooked = await provisionTenant(env, ['example.com', 'ops@example.net']);
     try {
-      const { secret } = await adminJson(env, 'webhook', 'set', '--org', hooked.organizationId, '--url', `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`);
+      const { secret } = await adminJson(env, 'webhook', 'set', '--org', hooked.organizationId, '--url', hook.url);
       const when = inAbout(60_000);
       const cancelled = await schedule(hooked, { SendAt: when.text, Tags: { ref: 'c-1' } });
       await post(stack.cancelUrl, hooked.apiKey, { OrganizationId: hooked.organizationId, ScheduleIds: [cancelled] });
@@ -256,8 +239,7 @@ describe('webhooks', () => {
       await until(() => (byType('email.delivered').some((data) => data.MessageId === MessageId) ? true : undefined), 3_000, 'email.delivered');
       expect(byType('email.sent').map((data) => data.MessageId)).toContain(MessageId);
     } finally {
-      server.closeAllConnections();
-      server.close();
+      hook.close();
     }
   });
 });

@@ -148,7 +148,7 @@ export function loadConfig(env: Env = process.env): Config {
 const SCHEDULER_VARIABLES = ['SCHEDULE_GROUP_NAME', 'SCHEDULE_TARGET_ARN', 'SCHEDULER_ROLE_ARN', 'SCHEDULE_DEAD_LETTER_ARN', 'SCHEDULE_QUEUE_URL'] as const;
 
 /** All five scheduler settings, or none (then schedules are the local stack's to fire). */
-function readScheduler(read: SettingsReader): SchedulerConfig | undefined {
+export function readScheduler(read: SettingsReader): SchedulerConfig | undefined {
   const values = SCHEDULER_VARIABLES.map((name) => read.text(name));
   if (values.every((value) => !value)) return undefined;
   const [groupName, targetArn, roleArn, deadLetterArn, queueUrl] = values;

@@ -1,6 +1,6 @@
 /**
  * The scheduling parts every function that touches schedules builds the same way (the send,
- * scheduled-send and cancel functions): the schedule store, the timer (EventBridge Scheduler and
+ * scheduled-send, cancel and settings functions): the schedule store, the timer (EventBridge Scheduler and
  * the schedule queue in AWS, the local stack's own locally), and the webhook notices. Apart from
  * the send function's composition root so the cancel function's bundle carries no mailer.
  */
@@ -41,7 +41,10 @@ const NO_TIMER: ScheduleTimer = {
   disarm: () => Promise.resolve(),
 };
 
-export function createSchedulingDependencies(config: Config, dynamoDb: DynamoDBDocumentClient, logger: Logger, clients: ClientOptions = {}, local: LocalParts = {}): SchedulingDependencies {
+/** What the scheduling parts read: the table, and the timer's and the webhook queue's settings. */
+export type SchedulingConfig = Pick<Config, 'tableName' | 'region' | 'webhookQueueUrl' | 'scheduler'>;
+
+export function createSchedulingDependencies(config: SchedulingConfig, dynamoDb: DynamoDBDocumentClient, logger: Logger, clients: ClientOptions = {}, local: LocalParts = {}): SchedulingDependencies {
   // The SQS and Scheduler clients are loaded with the first schedule or webhook notice, not at
   // start-up: most sends make neither, and every instance would pay for them in its cold start.
   const sqs = once(async () => (await import('../runtime/queue-clients')).createSqsClient(config, clients));

@@ -1,0 +1,110 @@
+/**
+ * Every cancellation of a scheduled message tells the Organization's webhook `email.cancelled`,
+ * exactly once, whoever cancelled it: the settings page's API (Cancel, rotate without
+ * `KeepSchedules`, revoke) at once, through the local stack over real HTTP with a webhook receiver
+ * on 127.0.0.1 as a client sees it; and nothing cancelled is ever sent.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Webhook } from 'standardwebhooks';
+import type { TestStack, Tenant } from './helpers';
+import { adminEnv, adminJson, inAbout, messageBody, send, sentEmails, startTestStack, webhookReceiver } from './helpers';
+import { signIn } from '../support/oidc';
+import { LOCAL_CLIENT_ID } from '../../infra/local/oidc/provider';
+
+let stack: TestStack;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  env = adminEnv(stack);
+});
+afterAll(async () => stack?.stop());
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const subjectOf = (tag: string) => `Notice ${tag} ${Math.random().toString(36).slice(2)}`;
+
+interface Hooked {
+  readonly tenant: Tenant;
+  /** The verified `data` of every `email.cancelled` the Organization's webhook received so far. */
+  cancelled(): { ScheduleId: string; Status: string }[];
+  close(): void;
+}
+
+/** An Organization (member with a key, signed in on the page) whose webhook is a receiver on 127.0.0.1. */
+async function hookedTenant(): Promise<Hooked & { token: string }> {
+  const hook = await webhookReceiver();
+  const email = `${Math.random().toString(36).slice(2)}@users.example.net`;
+  const { id: organizationId } = await adminJson(env, 'org', 'create', '--name', 'Notices');
+  const { id: userId } = await adminJson(env, 'user', 'create', '--email', email);
+  await adminJson(env, 'member', 'add', '--org', organizationId, '--user', userId);
+  await adminJson(env, 'sender', 'add', '--org', organizationId, '--domain', 'example.com');
+  const { key: apiKey } = await adminJson(env, 'key', 'generate', '--user', userId);
+  const { secret } = await adminJson(env, 'webhook', 'set', '--org', organizationId, '--url', hook.url);
+  const { accessToken } = await signIn({ issuer: stack.oidcIssuer, clientId: LOCAL_CLIENT_ID, redirectUri: stack.settingsUrl, email });
+  const verifier = new Webhook(secret as string);
+  return {
+    tenant: { organizationId, userId, apiKey },
+    token: accessToken,
+    cancelled: () =>
+      hook.received
+        .map((r) => verifier.verify(r.body, r.headers) as { type: string; data: { ScheduleId: string; Status: string } })
+        .filter((event) => event.type === 'email.cancelled')
+        .map((event) => event.data),
+    close: hook.close,
+  };
+}
+
+async function schedule(who: Tenant, subject: string, at: string, apiKey = who.apiKey): Promise<string> {
+  const response = await send(stack, apiKey, messageBody(who.organizationId, { SendAt: at, Subject: subject, To: ['success@simulator.amazonses.com'] }));
+  return ((await response.json()) as { Messages: { ScheduleId: string }[] }).Messages[0]!.ScheduleId;
+}
+
+/** Waits up to `ms` for `count` `email.cancelled`, then a little longer to see no more come. */
+async function cancelledNotices(hooked: Hooked, count: number, ms: number): Promise<{ ScheduleId: string; Status: string }[]> {
+  const end = Date.now() + ms;
+  while (hooked.cancelled().length < count && Date.now() < end) await sleep(50);
+  await sleep(500);
+  return hooked.cancelled();
+}
+
+const ids = (notices: { ScheduleId: string }[]) => notices.map((notice) => notice.ScheduleId).sort();
+const noneSent = async (...subjects: string[]) => expect((await sentEmails(stack.sesUrl)).filter((email) => subjects.includes(email.subject ?? ''))).toEqual([]);
+
+const me = (token: string, method: string, path: string, body?: unknown) =>
+  fetch(`${stack.apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+
+describe("email.cancelled for the settings page's cancellations", () => {
+  it('rotate without KeepSchedules tells each cancelled schedule at once, once; Cancel and revoke too; none is sent', async () => {
+    const hooked = await hookedTenant();
+    try {
+      const { tenant, token } = hooked;
+      const when = inAbout(6_000);
+      const subjects = [subjectOf('rotated 1'), subjectOf('rotated 2'), subjectOf('cancel'), subjectOf('revoked')];
+      const rotatedAway = [await schedule(tenant, subjects[0]!, when.text), await schedule(tenant, subjects[1]!, when.text)];
+      const rotated = (await (await me(token, 'POST', '/v1.2/me/api-key/rotate')).json()) as { Key: string };
+      // Promptly: long before the schedules' own time.
+      expect(ids(await cancelledNotices(hooked, 2, 2_000))).toEqual([...rotatedAway].sort());
+      expect(hooked.cancelled().every((notice) => notice.Status === 'Cancelled')).toBe(true);
+
+      const button = await schedule(tenant, subjects[2]!, when.text, rotated.Key);
+      const answer = await me(token, 'DELETE', `/v1.2/me/schedules?organizationId=${tenant.organizationId}&scheduleId=${button}`);
+      expect(await answer.json()).toEqual({ ScheduleId: button, Status: 'Cancelled' });
+      expect(ids(await cancelledNotices(hooked, 3, 2_000))).toEqual([...rotatedAway, button].sort());
+
+      const revoked = await schedule(tenant, subjects[3]!, when.text, rotated.Key);
+      expect((await me(token, 'DELETE', '/v1.2/me/api-key')).status).toBe(204);
+      expect(ids(await cancelledNotices(hooked, 4, 2_000))).toEqual([...rotatedAway, button, revoked].sort());
+
+      // Past their time: still one notice each, and nothing went to SES.
+      await sleep(when.at - Date.now() + 2_000);
+      expect(ids(hooked.cancelled())).toEqual([...rotatedAway, button, revoked].sort());
+      await noneSent(...subjects);
+    } finally {
+      hooked.close();
+    }
+  });
+});
