@@ -17,6 +17,7 @@ import { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-s
 import type { LocalParts } from '../shared/schedules/dependencies';
 import { createSchedulingDependencies } from '../shared/schedules/dependencies';
 import { DynamoDbScheduleStore } from '../shared/schedules/schedule-store';
+import { DynamoDbTemplateStore } from '../shared/templates/template-store';
 import type { SecretSealer } from '../shared/webhooks/sealing';
 import { KmsSealer } from '../shared/webhooks/sealing';
 import type { MeConfig } from './config';
@@ -47,6 +48,7 @@ export function createMeDependencies(config: MeConfig, clients: ClientOptions = 
     schedules: new DynamoDbScheduleStore(dynamoDb, config.tableName),
     timer,
     notices,
+    templates: new DynamoDbTemplateStore(dynamoDb, config.tableName),
     usage: new DynamoDbDailyUsage(dynamoDb, config.tableName),
     reputations: new DynamoDbReputationStore(dynamoDb, config.tableName),
     identity: new IdentityResolver({ issuer: config.oidcIssuer, userinfoEndpoint: config.oidcUserinfoEndpoint }),

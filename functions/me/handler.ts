@@ -10,7 +10,7 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { ME_ROUTES } from '../shared/http/api-routes';
+import { API_ROUTES, ME_ROUTES, matchPath } from '../shared/http/api-routes';
 import { problemResponses } from '../shared/http/middleware/problem-responses';
 import { requestLog } from '../shared/http/middleware/request-log';
 import { route } from '../shared/http/middleware/route';
@@ -29,6 +29,8 @@ import { describe, generateKey, memberOrganizations, revokeKey, rotateKey, userO
 import { organizationViews } from './organizations';
 import { cancelScheduled, listSchedules } from './schedules';
 import { listSuppressions, removeSuppression } from './suppressions';
+import { listTemplates, previewMemberTemplate } from './templates';
+import type { TemplateStore } from '../shared/templates/template-store';
 import { hashApiKey } from '../shared/domain/api-keys';
 import type { CancelScheduleDependencies, RetireDependencies } from '../shared/schedules/key-schedules';
 import { retireKeySchedules } from '../shared/schedules/key-schedules';
@@ -45,6 +47,8 @@ export interface MeDependencies {
   /** The timer a cancelled schedule's is deleted from, and where its `email.cancelled` webhook goes (as the cancel function's). */
   readonly timer: CancelScheduleDependencies['timer'];
   readonly notices: CancelScheduleDependencies['notices'];
+  /** The member Organizations' templates, read only: listed, and rendered for a preview. */
+  readonly templates: Pick<TemplateStore, 'list' | 'read'>;
   readonly usage: Pick<DailyUsage, 'used'>;
   /** The member Organizations' reputation counters (CONTRACT section 11 item 3). */
   readonly reputations: Pick<DynamoDbReputationStore, 'readMany'>;
@@ -95,6 +99,8 @@ export function createMeHandler(deps: MeDependencies, tracing?: Tracing) {
       logger.appendKeys({ userId: user.id });
       const operation = `${event.requestContext.http.method.toUpperCase()} ${event.rawPath}`;
       const query = event.queryStringParameters ?? {};
+      const render = matchPath(API_ROUTES.meTemplateRender.path, event.rawPath)?.parameters;
+      if (render) return json(200, await previewMemberTemplate(await memberOrganizations(user, keys), render.Name, event.body, event.isBase64Encoded, deps.templates), requestId);
       switch (operation) {
         case 'GET /v1.2/me': {
           const organizations = await organizationViews(await memberOrganizations(user, keys), deps.usage, deps.reputations, now());
@@ -119,6 +125,8 @@ export function createMeHandler(deps: MeDependencies, tracing?: Tracing) {
           return json(200, await listSchedules(await memberOrganizations(user, keys), query, deps.schedules.organizations), requestId);
         case 'DELETE /v1.2/me/schedules':
           return json(200, await cancelScheduled(await memberOrganizations(user, keys), query, scheduling), requestId);
+        case 'GET /v1.2/me/templates':
+          return json(200, await listTemplates(await memberOrganizations(user, keys), query, deps.templates), requestId);
         case 'DELETE /v1.2/me/suppressions':
           await removeSuppression(await memberOrganizations(user, keys), query, deps.suppressions);
           logger.info('suppression removed on the settings page', { organizationId: query.organizationId });

@@ -40,6 +40,20 @@ export function memberOrganization(member: readonly MemberOrganization[], organi
   return found;
 }
 
+/**
+ * Each member Organization's list (`query.organizationId` names one, else every one), read with
+ * `read`, in the user's order: what the read-only lists of the settings API share.
+ */
+export async function perOrganization<T>(
+  member: readonly MemberOrganization[],
+  query: Readonly<Record<string, string | undefined>>,
+  read: (organizationId: string) => Promise<T[]>,
+): Promise<{ organization: MemberOrganization; items: T[] }[]> {
+  const targets = query.organizationId?.trim() ? [memberOrganization(member, query.organizationId)] : member;
+  const lists = await withStorageFaults(() => Promise.all(targets.map((organization) => read(organization.id))));
+  return targets.map((organization, i) => ({ organization, items: lists[i]! }));
+}
+
 /** `now`: the clock the reputation window ends at. */
 export async function organizationViews(
   member: readonly MemberOrganization[],

@@ -7,7 +7,7 @@ import { parseEmailAddress } from '../shared/domain/email-address';
 import type { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
 import { withStorageFaults } from '../shared/store/storage-errors';
 import type { MemberOrganization } from './organizations';
-import { memberOrganization } from './organizations';
+import { memberOrganization, perOrganization } from './organizations';
 import { InvalidParameterProblem, NotSuppressedProblem } from './problems';
 
 export interface SuppressionView {
@@ -22,13 +22,10 @@ type Store = Pick<DynamoDbSuppressionStore, 'list' | 'remove'>;
 
 /** Every member Organization's list, or the one named; by Organization, then address. */
 export async function listSuppressions(member: readonly MemberOrganization[], query: Query, store: Store): Promise<{ Suppressions: SuppressionView[] }> {
-  const targets = query.organizationId?.trim() ? [memberOrganization(member, query.organizationId)] : member;
-  const lists = await withStorageFaults(() => Promise.all(targets.map((organization) => store.list(organization.id))));
+  const lists = await perOrganization(member, query, (organizationId) => store.list(organizationId));
   return {
-    Suppressions: targets.flatMap((organization, i) =>
-      lists[i]!
-        .sort((a, b) => (a.address < b.address ? -1 : 1))
-        .map(({ address, reason, at }) => ({ OrganizationId: organization.id, Address: address, Reason: reason, At: at })),
+    Suppressions: lists.flatMap(({ organization, items }) =>
+      items.sort((a, b) => (a.address < b.address ? -1 : 1)).map(({ address, reason, at }) => ({ OrganizationId: organization.id, Address: address, Reason: reason, At: at })),
     ),
   };
 }

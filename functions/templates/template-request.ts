@@ -12,7 +12,8 @@ import { authoriseOrganization } from '../shared/auth/caller';
 import { ProblemList } from '../shared/http/body-rules';
 import { TemplateNotFoundProblem, ValidationProblem } from '../shared/http/problems';
 import type { AccessStore } from '../shared/store/ports';
-import { loadEngine, renderVersion } from '../shared/templates/rendering';
+import { previewTemplate } from '../shared/templates/preview';
+import { loadEngine } from '../shared/templates/rendering';
 import type { TemplateStore } from '../shared/templates/template-store';
 import { TemplateLimitError } from '../shared/templates/template-store';
 import { validatePut, validateQuery, validateRender } from './validation';
@@ -57,11 +58,7 @@ export async function handleTemplateRequest(input: TemplateInput, deps: Template
   if (input.route === 'render') {
     const request = validateRender(input.name, input.body);
     await member(request.organizationId);
-    const version = await deps.templates.read(request.organizationId, request.name, request.version);
-    if (!version) throw new TemplateNotFoundProblem(request.name, request.version);
-    const { message, problems } = await renderVersion(request.organizationId, version, request.variables, '');
-    if (!message) throw new ValidationProblem(problems);
-    return json(200, { Name: version.Name, Version: version.Version, Subject: message.subject, TextContent: message.text ?? null, HtmlContent: message.html ?? null }, requestId);
+    return json(200, await previewTemplate(deps.templates, request), requestId);
   }
 
   if (input.method === 'PUT') {

@@ -1,9 +1,9 @@
 /**
  * The settings page's two functions and their routes: the settings API (`/v1.2/me…`, behind
  * API Gateway's JWT authorizer, reading and writing only users, their e-mail items, keys,
- * Organization names and limits, today's use, the Activity rows and the suppression lists, and
- * sealing and opening API keys with the stack's KMS key under a `userId` encryption context
- * only) and the page's files (public, with no AWS access at all).
+ * Organization names and limits, today's use, the Activity rows, the suppression lists and the
+ * templates (read only), and sealing and opening API keys with the stack's KMS key under a
+ * `userId` encryption context only) and the page's files (public, with no AWS access at all).
  */
 import { Duration } from 'aws-cdk-lib';
 import type { Stack } from 'aws-cdk-lib';
@@ -18,7 +18,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { ME_ROUTES, SETTINGS_PAGE_ROUTES } from '../../functions/shared/http/api-routes';
 import type { ApiRoute } from '../../functions/shared/http/api-routes';
-import { ACTIVITY_PARTITIONS, DELIVERY_PARTITIONS, LAST_USED_ATTRIBUTE, ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, SCHEDULE_PARTITION, SUPPRESSION_COUNT_ATTRIBUTE, TABLE_SCHEMA, USER_KEY_FIELDS } from '../../functions/shared/store/table';
+import { ACTIVITY_PARTITIONS, DELIVERY_PARTITIONS, LAST_USED_ATTRIBUTE, ORGANIZATION_NAME_ATTRIBUTES, PARTITIONS, SCHEDULE_PARTITION, SUPPRESSION_COUNT_ATTRIBUTE, TABLE_SCHEMA, TEMPLATE_PARTITION, USER_KEY_FIELDS } from '../../functions/shared/store/table';
 import { ME_ENTRY, SETTINGS_PAGE_BUNDLING, SETTINGS_PAGE_ENTRY } from './send-bundle';
 import type { ServiceFunction } from './service-function';
 import { addServiceFunction, inPartitions, onlyAttributes } from './service-function';
@@ -57,8 +57,8 @@ export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: 
   const problemTypeBase = settings.serviceEnvironment.PROBLEM_TYPE_BASE!;
   const reveal = settings.apiKeyReveal;
   const settingsApi = addServiceFunction(stack, 'SettingsApiFunction', settings, {
-    description: 'GET /v1.2/me, GET|POST|DELETE /v1.2/me/api-key, POST /v1.2/me/api-key/rotate, GET /v1.2/me/messages, GET|DELETE /v1.2/me/suppressions',
-    roleDescription: 'Settings API: read users, Organizations, their use, Activity and suppressions; write the user\'s key; remove suppressions; cancel scheduled messages, delete their schedules, queue their webhooks; seal/open keys; logs',
+    description: 'GET /v1.2/me, GET|POST|DELETE /v1.2/me/api-key, POST /v1.2/me/api-key/rotate, GET /v1.2/me/messages, GET|DELETE /v1.2/me/suppressions, GET|DELETE /v1.2/me/schedules, GET /v1.2/me/templates, POST /v1.2/me/templates/{Name}/render',
+    roleDescription: 'Settings API: read users, Organizations, their use, Activity, suppressions and templates; write the user\'s key; remove suppressions; cancel scheduled messages, delete their schedules, queue their webhooks; seal/open keys; logs',
     entry: ME_ENTRY,
     statements: [
       new PolicyStatement({
@@ -133,6 +133,14 @@ export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: 
         actions: ['dynamodb:Query', 'dynamodb:DeleteItem'],
         resources: [table.tableArn],
         conditions: inPartitions(DELIVERY_PARTITIONS.suppression),
+      }),
+      new PolicyStatement({
+        sid: 'ReadTemplates',
+        // The Templates panel: list a member Organization's templates, read a version (and its
+        // parts) for a preview. Never save or delete one: that takes an API key or the admin CLI.
+        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+        resources: [table.tableArn],
+        conditions: inPartitions(TEMPLATE_PARTITION),
       }),
       new PolicyStatement({
         sid: 'SuppressionCount',

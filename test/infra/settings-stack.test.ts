@@ -110,7 +110,7 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
     for (const key of [...meKeys, ...pageKeys]) expect(routes.has(key)).toBe(true);
   });
 
-  it('lets the settings API read users, Organization names, pauses and limits, their reputation counters, today\'s use, Activity and suppressions, write the key fields and key items, remove suppressions, cancel schedules (deleting their timers, queueing their webhooks), seal and open user-bound keys, and nothing more', () => {
+  it('lets the settings API read users, Organization names, pauses and limits, their reputation counters, today\'s use, Activity, suppressions and templates (never write one), write the key fields and key items, remove suppressions, cancel schedules (deleting their timers, queueing their webhooks), seal and open user-bound keys, and nothing more', () => {
     const table = { 'Fn::GetAtt': [ids.table, 'Arn'] };
     expect(policyOf(template, ids.apiRole)).toEqual([
       { Sid: 'WriteOwnLogs', Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [ids.apiLogs, 'Arn'] } },
@@ -147,6 +147,8 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
       { Sid: 'ReadWebhooks', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: table, Condition: leadingKeys('HOOK#') },
       { Sid: 'QueueWebhooks', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: { 'Fn::GetAtt': [ids.webhookQueue, 'Arn'] } },
       { Sid: 'SuppressionLists', Effect: 'Allow', Action: ['dynamodb:DeleteItem', 'dynamodb:Query'], Resource: table, Condition: leadingKeys('SUPP#') },
+      // Templates: listed and rendered for a preview, never written.
+      { Sid: 'ReadTemplates', Effect: 'Allow', Action: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'], Resource: table, Condition: leadingKeys('TPL#') },
       {
         Sid: 'SuppressionCount',
         Effect: 'Allow',

@@ -3,7 +3,7 @@
  * to the templates function with no authorizer (the function checks the API key), and exactly
  * what each role may do with templates: the templates function reads and writes the `TPL#`
  * partitions and nothing else of the table beyond the access records every key endpoint reads;
- * the send function only reads them.
+ * the send function and the settings API only read them.
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { partitions, readKeyHoldersStatement, recordKeyUseStatement, synthesised } from './support';
@@ -61,5 +61,18 @@ describe('what the roles may do with templates', () => {
     expect(statements.find((s) => s.Sid === 'ReadTemplates')).toEqual({ Sid: 'ReadTemplates', Effect: 'Allow', Action: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'], Resource: parts.table(), Condition: partitions('TPL#*') });
     const touchingTemplates = statements.filter((s) => JSON.stringify(s.Condition ?? {}).includes('TPL#'));
     expect(touchingTemplates.map((s) => s.Sid)).toEqual(['ReadTemplates']);
+  });
+
+  it('settings API (the page\'s Templates panel): lists and reads them, never writes them', () => {
+    const statements = policyOf('SettingsApiFunctionRole').filter((s) => JSON.stringify(s.Condition ?? {}).includes('TPL#'));
+    expect(statements).toEqual([{ Sid: 'ReadTemplates', Effect: 'Allow', Action: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'], Resource: parts.table(), Condition: partitions('TPL#*') }]);
+  });
+
+  it('no role but the templates function\'s writes the TPL# partitions', () => {
+    const writes = /^dynamodb:(PutItem|UpdateItem|DeleteItem|BatchWriteItem)$/;
+    const writers = Object.values(parts.template.findResources('AWS::IAM::Policy')).filter((policy) =>
+      (policy.Properties.PolicyDocument.Statement as Json[]).some((s) => JSON.stringify(s.Condition ?? {}).includes('TPL#') && [s.Action].flat().some((action: string) => writes.test(action))),
+    );
+    expect(writers.map((policy) => policy.Properties.Roles)).toEqual([[{ Ref: parts.logicalIdOf('TemplatesFunctionRole') }]]);
   });
 });

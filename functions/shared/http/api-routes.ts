@@ -28,6 +28,8 @@ export const API_ROUTES = {
   meMessages: { path: '/v1.2/me/messages', methods: ['GET'] },
   meSuppressions: { path: '/v1.2/me/suppressions', methods: ['GET', 'DELETE'] },
   meSchedules: { path: '/v1.2/me/schedules', methods: ['GET', 'DELETE'] },
+  meTemplates: { path: '/v1.2/me/templates', methods: ['GET'] },
+  meTemplateRender: { path: '/v1.2/me/templates/{Name}/render', methods: ['POST'] },
   // The settings page (functions/settings-page), public static files.
   settingsPage: { path: '/settings', methods: ['GET'] },
   settingsAssets: { path: '/settings/{proxy+}', methods: ['GET'] },
@@ -37,7 +39,7 @@ export const API_ROUTES = {
 } as const satisfies Record<string, ApiRoute>;
 
 /** The routes the settings API serves, each behind the JWT authorizer. */
-export const ME_ROUTES: readonly ApiRoute[] = [API_ROUTES.me, API_ROUTES.meApiKey, API_ROUTES.meApiKeyRotate, API_ROUTES.meMessages, API_ROUTES.meSuppressions, API_ROUTES.meSchedules];
+export const ME_ROUTES: readonly ApiRoute[] = [API_ROUTES.me, API_ROUTES.meApiKey, API_ROUTES.meApiKeyRotate, API_ROUTES.meMessages, API_ROUTES.meSuppressions, API_ROUTES.meSchedules, API_ROUTES.meTemplates, API_ROUTES.meTemplateRender];
 /** The routes the templates function serves, with an API key. */
 export const TEMPLATE_ROUTES: readonly ApiRoute[] = [API_ROUTES.templates, API_ROUTES.template, API_ROUTES.templateRender];
 /** The routes of the settings page's files and the problem type pages: public. */
