@@ -24,6 +24,7 @@ export const ASSET_FILES: Readonly<Record<string, { readonly file: string; reado
   'page.js': { file: 'page.js', type: 'text/javascript; charset=utf-8' },
   'session.js': { file: 'session.js', type: 'text/javascript; charset=utf-8' },
   'schedules.js': { file: 'schedules.js', type: 'text/javascript; charset=utf-8' },
+  'templates.js': { file: 'templates.js', type: 'text/javascript; charset=utf-8' },
   'style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
   'oidc-client-ts.min.js': { file: 'vendor/oidc-client-ts.min.js', type: 'text/javascript; charset=utf-8' },
 };

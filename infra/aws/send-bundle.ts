@@ -103,7 +103,7 @@ export const SETTINGS_PAGE_BUNDLING: BundlingOptions = {
     beforeInstall: () => [],
     afterBundling: (inputDir: string, outputDir: string) => [
       `mkdir -p "${outputDir}/assets/vendor"`,
-      `cp "${inputDir}/functions/settings-page/assets/index.html" "${inputDir}/functions/settings-page/assets/app.js" "${inputDir}/functions/settings-page/assets/page.js" "${inputDir}/functions/settings-page/assets/session.js" "${inputDir}/functions/settings-page/assets/schedules.js" "${inputDir}/functions/settings-page/assets/style.css" "${outputDir}/assets/"`,
+      `cp "${inputDir}/functions/settings-page/assets/index.html" "${inputDir}/functions/settings-page/assets/app.js" "${inputDir}/functions/settings-page/assets/page.js" "${inputDir}/functions/settings-page/assets/session.js" "${inputDir}/functions/settings-page/assets/schedules.js" "${inputDir}/functions/settings-page/assets/templates.js" "${inputDir}/functions/settings-page/assets/style.css" "${outputDir}/assets/"`,
       `cp "${inputDir}/node_modules/oidc-client-ts/dist/browser/oidc-client-ts.min.js" "${outputDir}/assets/vendor/"`,
     ],
   },

@@ -167,7 +167,7 @@ const get = (path) => mod.handler({
   requestContext: { requestId: 'probe', http: { method: 'GET', path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'probe' } },
 }, { awsRequestId: 'probe', getRemainingTimeInMillis: () => 10000 });
 const answers = {};
-for (const path of ['/settings', '/settings/app.js', '/settings/page.js', '/settings/schedules.js', '/settings/session.js', '/settings/oidc-client-ts.min.js', '/settings/config.json']) {
+for (const path of ['/settings', '/settings/app.js', '/settings/page.js', '/settings/schedules.js', '/settings/session.js', '/settings/templates.js', '/settings/oidc-client-ts.min.js', '/settings/config.json']) {
   const r = await get(path);
   const body = r.isBase64Encoded ? Buffer.from(r.body, 'base64') : Buffer.from(r.body);
   answers[path] = { statusCode: r.statusCode, type: r.headers['Content-Type'], length: body.length, body: path.endsWith('.json') ? body.toString('utf8') : '' };
@@ -185,12 +185,12 @@ describe('settings page bundle, as the stack deploys it', () => {
     const alone = mkdtempSync(join(tmpdir(), 'page-asset-'));
     try {
       cpSync(asset, alone, { recursive: true });
-      expect(readdirSync(join(alone, 'assets')).sort()).toEqual(['app.js', 'index.html', 'page.js', 'schedules.js', 'session.js', 'style.css', 'vendor']);
+      expect(readdirSync(join(alone, 'assets')).sort()).toEqual(['app.js', 'index.html', 'page.js', 'schedules.js', 'session.js', 'style.css', 'templates.js', 'vendor']);
       const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, OIDC_ISSUER: 'https://issuer.example/pool', OIDC_CLIENT_ID: 'page-client', POWERTOOLS_LOG_LEVEL: 'SILENT' };
       const stdout = execFileSync(process.execPath, ['--input-type=module', '-e', PAGE_PROBE, pathToFileURL(join(alone, 'index.mjs')).href], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000 });
       const answers = JSON.parse(stdout.split('\n').find((l) => l.startsWith('PROBE '))!.slice('PROBE '.length));
       expect(answers['/settings']).toMatchObject({ statusCode: 200, type: 'text/html; charset=utf-8', length: statSync(join(REPO_ROOT, 'functions/settings-page/assets/index.html')).size });
-      for (const script of ['app.js', 'page.js', 'schedules.js', 'session.js']) {
+      for (const script of ['app.js', 'page.js', 'schedules.js', 'session.js', 'templates.js']) {
         expect(answers[`/settings/${script}`]).toMatchObject({ statusCode: 200, type: 'text/javascript; charset=utf-8', length: statSync(join(REPO_ROOT, 'functions/settings-page/assets', script)).size });
       }
       expect(answers['/settings/oidc-client-ts.min.js']).toMatchObject({ statusCode: 200, type: 'text/javascript; charset=utf-8' });

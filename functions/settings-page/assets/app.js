@@ -8,6 +8,7 @@
 // value), never as HTML.
 import { $, act, api, cell, copy, copyButton, fillActionTable, forgetKey, number, say, screen, session, show, state, Stop, when } from './page.js';
 import { loadSchedules } from './schedules.js';
+import { loadTemplates, wireTemplatePreview } from './templates.js';
 import { signIn, signOut, wireProfileMenu } from './session.js';
 
 function renderKey() {
@@ -162,7 +163,7 @@ function render() {
   screen('settings');
 }
 
-const PANELS = ['api-key', 'organizations', 'activity', 'suppressions'];
+const PANELS = ['api-key', 'organizations', 'activity', 'suppressions', 'templates'];
 
 /** Shows the side menu's panel named by the URL fragment (API Key unless it says otherwise), loading what it lists. */
 function selectPanel(moveFocus) {
@@ -177,7 +178,7 @@ function selectPanel(moveFocus) {
     say('');
     $(panel).focus();
   }
-  const load = { organizations: refreshOrganizations, activity: () => Promise.all([loadSchedules(organizationName), loadActivity(false)]), suppressions: loadSuppressions }[panel];
+  const load = { organizations: refreshOrganizations, activity: () => Promise.all([loadSchedules(organizationName), loadActivity(false)]), suppressions: loadSuppressions, templates: () => loadTemplates(organizationName) }[panel];
   load?.().catch((error) => {
     if (!(error instanceof Stop)) say(`Something went wrong: ${error.message}`, true);
   });
@@ -265,6 +266,7 @@ function wireLists() {
 async function main() {
   wireKeyActions();
   wireLists();
+  wireTemplatePreview();
   wireProfileMenu({ showSettings: () => selectPanel(true) });
   $('sign-in').addEventListener('click', () => session.manager.signinRedirect());
   $('no-access-sign-out').addEventListener('click', () => signOut());

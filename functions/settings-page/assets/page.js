@@ -66,7 +66,10 @@ export async function api(method, path, query = {}, payload = undefined) {
     screen('no-access');
     throw new Stop();
   }
-  say(body.detail ?? body.title ?? `The request failed (HTTP ${response.status}).`, true);
+  // A problem's `errors` say what was wrong where (a preview's missing variable, say): all of it, as text.
+  const errors = Array.isArray(body.errors) ? body.errors.map((error) => `${error.pointer || 'the body'}: ${error.detail}`) : [];
+  const what = body.detail ?? body.title ?? `The request failed (HTTP ${response.status}).`;
+  say(errors.length > 0 ? `${what}: ${errors.join('; ')}.` : what, true);
   throw new Stop();
 }
 
