@@ -100,7 +100,7 @@ describe('key changes racing each other', () => {
     await documents.send(new PutCommand({ TableName: TABLE, Item: { ...itemKey.apiKey(hashApiKey(orphanKey)), userId: user.id, createdAt: new Date().toISOString() } }));
 
     await expect(authenticate(orphanKey, access)).rejects.toMatchObject({ status: 401 });
-    await expect(authenticate(held.key, access)).resolves.toEqual({ userId: user.id, policy: {}, test: false });
+    await expect(authenticate(held.key, access)).resolves.toEqual({ userId: user.id, keyHash: hashApiKey(held.key), policy: {}, test: false });
   });
 
   it('sweeps key items their users do not hold, and keeps every held one and any young enough to be in flight', async () => {
