@@ -45,19 +45,26 @@ describe('fair share of the account rate, across two instances', () => {
     // The flood: 3 × 40 at 10/s, 12 s of mail on the first instance.
     const flood = Promise.all([0, 1, 2].map((i) => send(first, demo.apiKey, messages(demo.organizationId, 40, `flood-${i}`))));
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const started = Date.now();
+    const floodBefore = (await sentEmails(first.sesUrl)).length;
     const small = await send(second, newcomer.apiKey, messages(newcomer.organizationId, 5, 'newcomer'));
-    const elapsed = Date.now() - started;
     expect(small.status).toBe(200);
     expect(await statuses(small)).toEqual(Array(5).fill('Sent'));
-    // First come, first served, it would wait for the whole flood (over 10 s); its share sends it
-    // after at most one horizon (2 s) of the flood's turns, and then at 5/s.
-    expect(elapsed).toBeLessThan(4_000);
     const floodStatuses = (await Promise.all((await flood).map(statuses))).flat();
     const sent = floodStatuses.filter((s) => s === 'Sent').length + 5;
     const after = (await (await fetch(`${first.sesUrl}/rate-limit`)).json()) as RateGateStats;
     expect(after.throttled - before.throttled).toBeLessThanOrEqual(2);
-    expect(await sentEmails(first.sesUrl)).toHaveLength(sent);
+    const stored = await sentEmails(first.sesUrl);
+    expect(stored).toHaveLength(sent);
+    // Judged by the order SES received the mail, not by a clock (a busy machine slows everything
+    // alike; the latency itself is the benchmark's). First come, first served, every flood message
+    // still waiting when the newcomer asked (about 110 of 120) would reach SES before its five; with
+    // its share, only the flood's booked horizon (2 s at 10/s: 20 turns) and what was in flight do,
+    // then the two alternate.
+    expect(floodBefore).toBeLessThan(60);
+    const subjects = stored.map((email) => email.subject);
+    const lastOfNewcomer = subjects.lastIndexOf('newcomer 4');
+    const floodAhead = subjects.slice(floodBefore, lastOfNewcomer).filter((subject) => subject.startsWith('flood')).length;
+    expect(floodAhead).toBeLessThanOrEqual(35);
   }, 60_000);
 });
 
