@@ -144,7 +144,7 @@ export class AdminDirectory {
     return { ...details, cancelledSchedules: cancelled };
   }
 
-  /** The schedule store as the CLI uses it: no timers or webhook queue to reach (a cancelled schedule's timer finds it so and does nothing). */
+  /** The schedule store as the CLI uses it: no timers or webhook queue to reach (a cancelled schedule's timer tells its owed `email.cancelled`). */
   private scheduling(): RetireDependencies {
     const schedules = new DynamoDbScheduleStore(this.store.client, this.store.tableName);
     return { schedules, organizations: schedules.organizations, timer: undefined, notices: undefined, now: Date.now, warn: () => undefined };

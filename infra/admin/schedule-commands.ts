@@ -3,7 +3,8 @@
  * and `schedule cancel --org O --id S`, and what `key revoke` / `key rotate` do to the schedules
  * the old key made (functions/shared/schedules/key-schedules.ts). The command line reaches
  * neither the stack's timers nor its webhook queue: a schedule cancelled here is `Cancelled` in
- * the table at once, and its timer, when it fires, finds it so and does nothing.
+ * the table at once and marked as owing its `email.cancelled`, which its timer tells, once, when
+ * it fires at the schedule's time.
  */
 import type { Command } from 'commander';
 import { isCanonicalUuid } from '../../functions/shared/domain/uuid';

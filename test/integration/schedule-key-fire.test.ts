@@ -12,6 +12,8 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { FireDependencies } from '../../functions/scheduled/fire';
 import { fireSchedule } from '../../functions/scheduled/fire';
 import type { ScheduleTimer } from '../../functions/shared/schedules/timer';
+import { cancelSchedule } from '../../functions/shared/schedules/key-schedules';
+import type { ScheduleEvent, ScheduleNotices } from '../../functions/shared/schedules/notices';
 import type { Harness, Tenant } from '../support/harness';
 import { authorised, message, sendBody, startHarness } from '../support/harness';
 
@@ -99,5 +101,25 @@ describe("an Organization's bound on pending schedules", () => {
     const { key } = await harness.admin.rotateKey(tenant.userId);
     expect(await fire(second.ScheduleId!)).toEqual({ kind: 'done', state: 'Cancelled' });
     expect((await schedule(tenant, `third ${randomUUID()}`, key)).Status).toBe('Scheduled');
+  });
+});
+
+describe('a schedule cancelled where no webhook queue was reached (the admin command line)', () => {
+  it('tells its email.cancelled when its timer fires, exactly once however often the wake-up comes', async () => {
+    const tenant = await harness.tenant();
+    const subject = `owed ${randomUUID()}`;
+    const { ScheduleId } = await schedule(tenant, subject);
+    const { schedules } = harness.deps.scheduling;
+    const head = (await schedules.heads([ScheduleId!])).get(ScheduleId!)!;
+    expect(await cancelSchedule(head, { schedules, timer: undefined, notices: undefined, now: Date.now, warn: () => undefined })).toBe(true);
+
+    const told: ScheduleEvent[] = [];
+    const notices: ScheduleNotices = { notify: async (notice) => void told.push(notice) };
+    const redelivered = () => fireSchedule(ScheduleId!, Date.now() + 10_000, { ...fireDeps(), notices });
+    // The wake-up, redelivered at once and again later.
+    expect(await Promise.all([redelivered(), redelivered()])).toEqual([{ kind: 'done', state: 'Cancelled' }, { kind: 'done', state: 'Cancelled' }]);
+    expect(await redelivered()).toEqual({ kind: 'done', state: 'Cancelled' });
+    expect(told).toEqual([expect.objectContaining({ status: 'Cancelled', scheduleId: ScheduleId, organizationId: tenant.organizationId })]);
+    expect(await sent(subject)).toHaveLength(0);
   });
 });

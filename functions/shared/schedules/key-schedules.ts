@@ -3,7 +3,8 @@
  * A leaked key could otherwise queue 30 days of mail that revoking it does not stop. Two walls:
  *
  * 1. When a key is revoked, or rotated without `--keep-schedules`, its pending schedules are
- *    cancelled at once (`retireKeySchedules`): `Cancelled`, `email.cancelled`, timer disarmed.
+ *    cancelled at once (`retireKeySchedules`): `Cancelled`, `email.cancelled`, timer disarmed
+ *    (where no webhook queue can be reached, the timer stays and tells `email.cancelled` later).
  *    With `--keep-schedules` they move to the new key instead.
  * 2. At its time a schedule is sent only while the key that made it is still its user's key
  *    (functions/scheduled/fire.ts); otherwise it is `Cancelled` then. This catches what (1)
@@ -20,9 +21,13 @@ import type { ScheduleTimer } from './timer';
 
 export interface CancelScheduleDependencies {
   readonly schedules: Pick<ScheduleStore, 'heads' | 'cancel'>;
-  /** Absent where no timer can be reached (the admin command line against the local stack): the timer then fires and does nothing. */
+  /** Absent where no timer can be reached (the admin command line against the local stack): the timer then fires. */
   readonly timer: Pick<ScheduleTimer, 'disarm'> | undefined;
-  /** Absent where no webhook queue is configured. */
+  /**
+   * Absent where no webhook queue can be reached (the admin command line against the local
+   * stack): the schedule is then marked as owing its `email.cancelled`, and its timer is left
+   * armed to tell it when it fires (functions/scheduled/fire.ts).
+   */
   readonly notices: ScheduleNotices | undefined;
   readonly now: () => number;
   readonly warn: (message: string, details: Record<string, unknown>) => void;
@@ -31,7 +36,9 @@ export interface CancelScheduleDependencies {
 /** Cancels a schedule still waiting: true when this call cancelled it (false: it was not waiting). */
 export async function cancelSchedule(head: ScheduleHead, deps: CancelScheduleDependencies): Promise<boolean> {
   const now = deps.now();
-  if (!(await deps.schedules.cancel(head.scheduleId, head.organizationId, now))) return false;
+  const owed = deps.notices === undefined;
+  if (!(await deps.schedules.cancel(head.scheduleId, head.organizationId, now, owed))) return false;
+  if (owed) return true;
   await deps.timer?.disarm(head.scheduleId).catch((error: unknown) => {
     deps.warn("could not delete a cancelled schedule's timer; it will fire and do nothing", { scheduleId: head.scheduleId, error });
   });

@@ -46,6 +46,11 @@ export interface ScheduleHead {
   readonly keyHash?: string;
   /** Scheduled with a test-mode key: at its time it goes through test mode too, never to Amazon SES. */
   readonly test?: true;
+  /**
+   * Cancelled where no webhook queue could be reached (the admin command line against the local
+   * stack): its `email.cancelled` is still owed, and its timer, when it fires, tells it once.
+   */
+  readonly noticeOwed?: true;
 }
 
 /** A schedule as the send path makes it: the head's identity and time, with the message itself. */
@@ -89,8 +94,10 @@ export interface ScheduleStore {
    * fault's retry passes `fromInFlight: false` and such a schedule ends OutcomeUnknown instead.
    */
   retry(scheduleId: string, claimId: string, dueAt: number, now: number, fromInFlight?: boolean): Promise<boolean>;
-  /** Scheduled → Cancelled, for the schedule's own Organization only. */
-  cancel(scheduleId: string, organizationId: string, now: number): Promise<boolean>;
+  /** Scheduled → Cancelled, for the schedule's own Organization only; `noticeOwed`: its webhook is told later, by its timer. */
+  cancel(scheduleId: string, organizationId: string, now: number, noticeOwed?: boolean): Promise<boolean>;
+  /** Takes the owed `email.cancelled` of a Cancelled schedule: true for exactly one caller, who then tells it. */
+  settleNotice(scheduleId: string, now: number): Promise<boolean>;
   /** Every schedule not yet final, with when it is due (the local stack re-arms them on start). */
   pending(): Promise<{ readonly scheduleId: string; readonly dueAt: number }[]>;
 }

@@ -35,7 +35,7 @@ import { FINAL_STATES, SCHEDULE_STATES, ScheduleStateError } from './schedule-mo
 export * from './schedule-model';
 
 type Item = Record<string, unknown>;
-const HEAD_FIELDS = ['pk', 'organizationId', 'userId', '#state', 'sendAt', 'dueAt', 'attempts', 'claimId', 'leaseUntil', 'messageId', '#error', 'updatedAt', 'tags', 'keyHash', 'test'];
+const HEAD_FIELDS = ['pk', 'organizationId', 'userId', '#state', 'sendAt', 'dueAt', 'attempts', 'claimId', 'leaseUntil', 'messageId', '#error', 'updatedAt', 'tags', 'keyHash', 'test', 'noticeOwed'];
 const NAMES = { '#state': 'state', '#error': 'error' };
 /** BatchWriteItem takes at most 25 items. */
 const BATCH_WRITE = 25;
@@ -58,6 +58,7 @@ function toHead(item: Item): ScheduleHead | undefined {
     ...(isTagMap(item.tags) && { tags: item.tags }),
     ...(typeof item.keyHash === 'string' && { keyHash: item.keyHash }),
     ...(item.test === true && { test: true as const }),
+    ...(item.noticeOwed === true && { noticeOwed: true as const }),
   };
 }
 
@@ -258,15 +259,17 @@ export class DynamoDbScheduleStore implements ScheduleStore {
     );
   }
 
-  async cancel(scheduleId: string, organizationId: string, now: number): Promise<boolean> {
-    const cancelled = await this.update(scheduleId, '#state = :cancelled, updatedAt = :at', '#state = :scheduled AND organizationId = :org', {
-      ':cancelled': 'Cancelled',
-      ':scheduled': 'Scheduled',
-      ':org': organizationId.toLowerCase(),
-      ':at': new Date(now).toISOString(),
-    });
+  async cancel(scheduleId: string, organizationId: string, now: number, noticeOwed = false): Promise<boolean> {
+    const owed = noticeOwed ? ', noticeOwed = :owed' : '';
+    const values = { ':cancelled': 'Cancelled', ':scheduled': 'Scheduled', ':org': organizationId.toLowerCase(), ':at': new Date(now).toISOString(), ...(noticeOwed && { ':owed': true }) };
+    const cancelled = await this.update(scheduleId, `#state = :cancelled, updatedAt = :at${owed}`, '#state = :scheduled AND organizationId = :org', values);
     if (cancelled) await this.organizations.release(organizationId, scheduleId);
     return cancelled;
+  }
+
+  settleNotice(scheduleId: string, now: number): Promise<boolean> {
+    const values = { ':cancelled': 'Cancelled', ':owed': true, ':at': new Date(now).toISOString() };
+    return this.update(scheduleId, 'updatedAt = :at', '#state = :cancelled AND noticeOwed = :owed', values, 'noticeOwed');
   }
 
   async pending(): Promise<{ scheduleId: string; dueAt: number }[]> {
@@ -276,15 +279,16 @@ export class DynamoDbScheduleStore implements ScheduleStore {
       const page = await this.client.send(
         new ScanCommand({
           TableName: this.tableName,
-          FilterExpression: 'begins_with(pk, :prefix) AND sk = :head AND #state IN (:scheduled, :claimed, :inFlight)',
+          // A Cancelled one whose webhook is still owed too: its timer tells it (cancel in key-schedules.ts).
+          FilterExpression: 'begins_with(pk, :prefix) AND sk = :head AND (#state IN (:scheduled, :claimed, :inFlight) OR (#state = :cancelled AND noticeOwed = :owed))',
           ProjectionExpression: 'pk, dueAt, leaseUntil, #state',
           ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':prefix': SCHEDULE_PARTITION, ':head': 'SCHED', ':scheduled': 'Scheduled', ':claimed': 'Claimed', ':inFlight': 'InFlight' },
+          ExpressionAttributeValues: { ':prefix': SCHEDULE_PARTITION, ':head': 'SCHED', ':scheduled': 'Scheduled', ':claimed': 'Claimed', ':inFlight': 'InFlight', ':cancelled': 'Cancelled', ':owed': true },
           ...(start && { ExclusiveStartKey: start }),
         }),
       );
       for (const item of page.Items ?? []) {
-        const dueAt = item.state === 'Scheduled' ? Number(item.dueAt) : Number(item.leaseUntil ?? 0);
+        const dueAt = item.state === 'Scheduled' || item.state === 'Cancelled' ? Number(item.dueAt) : Number(item.leaseUntil ?? 0);
         found.push({ scheduleId: String(item.pk).slice(SCHEDULE_PARTITION.length), dueAt });
       }
       start = page.LastEvaluatedKey;
