@@ -12,8 +12,7 @@ import type { Json, ProblemList } from '../shared/http/body-rules';
 import { isObject, own, unknownFields } from '../shared/http/body-rules';
 import { ValidationProblem } from '../shared/http/problems';
 import type { FieldProblem } from '../shared/http/problems';
-import { mapWithConcurrency } from '../shared/runtime/pool';
-import { renderVersion } from '../shared/templates/rendering';
+import { loadEngine, renderWith } from '../shared/templates/rendering';
 import type { TemplateReference, TemplateUse, TemplateVersion } from '../shared/templates/template-rules';
 import { TEMPLATE_NAME } from '../shared/templates/template-rules';
 import type { TemplateReader } from '../shared/templates/template-store';
@@ -71,19 +70,22 @@ export async function renderTemplates<M extends Templated>(messages: readonly M[
     const key = `${use?.name}\n${use?.version}`;
     if (use && !wanted.has(key)) wanted.set(key, readOnce(reader, organizationId, use.name, use.version));
   }
+  // The versions are read (at most one GetItem each) before the engine renders every message in one synchronous loop.
+  const [engine, found] = await Promise.all([loadEngine(), Promise.all([...wanted].map(async ([key, read]) => [key, await read] as const))]);
+  const versionOf = new Map(found);
   const problems: FieldProblem[] = [];
-  const rendered = await mapWithConcurrency(messages, 8, async (message) => {
+  const rendered = messages.map((message) => {
     const use = message.templateUse;
     if (!use) return message;
     const base = `/Messages/${message.index}/${TEMPLATE_FIELD}`;
-    const version = await wanted.get(`${use.name}\n${use.version}`);
+    const version = versionOf.get(`${use.name}\n${use.version}`);
     if (!version) {
       problems.push(use.version === undefined
         ? { pointer: `${base}/Name`, detail: `the Organization has no template named "${use.name}"` }
         : { pointer: `${base}/Version`, detail: `the template "${use.name}" has no version ${use.version}` });
-      return message as M;
+      return message;
     }
-    const result = await renderVersion(organizationId, version, use.variables, base);
+    const result = renderWith(engine, organizationId, version, use.variables, base);
     problems.push(...result.problems);
     const { templateUse: _, ...rest } = message;
     return { ...rest, ...(result.message ?? { subject: '' }), template: { name: version.Name, version: version.Version } } as M;

@@ -39,8 +39,26 @@ export async function renderVersion(
   version: TemplateVersion,
   variables: Readonly<Record<string, unknown>>,
   base: string,
-): Promise<{ readonly message?: RenderedMessage; readonly problems: FieldProblem[] }> {
-  const { compileTemplate, renderTemplate } = await loadEngine();
+): Promise<RenderResult> {
+  return renderWith(await loadEngine(), organizationId, version, variables, base);
+}
+
+export interface RenderResult {
+  readonly message?: RenderedMessage;
+  readonly problems: FieldProblem[];
+}
+
+/**
+ * `renderVersion` with the engine already loaded, synchronously: a batch renders its messages in
+ * one plain loop (rendering does no I/O, so a promise per message would only add work).
+ */
+export function renderWith(
+  { compileTemplate, renderTemplate }: Engine,
+  organizationId: string,
+  version: TemplateVersion,
+  variables: Readonly<Record<string, unknown>>,
+  base: string,
+): RenderResult {
   const key = `${organizationId.toLowerCase()}\n${version.Name}\n${version.Version}`;
   let compiled = compiledCache.get(key);
   if (!compiled) compiledCache.set(key, (compiled = compileTemplate(version)));
