@@ -67,6 +67,12 @@ describe('the engine against reference Handlebars', () => {
     );
   });
 
+  it('names a missing object by its pointer when a path reads through it, and then each other missing variable', () => {
+    const compiled = compileTemplate({ Subject: 'Order {{order.id}}', TextContent: '{{order.total.amount}} for {{name}}, {{#if order.paid}}paid{{/if}}' });
+    expect(renderTemplate(compiled, {}).problems).toEqual([{ kind: 'missing', pointer: '/order' }, { kind: 'missing', pointer: '/name' }]);
+    expect(renderTemplate(compiled, { order: { id: 7 } }).problems).toEqual([{ kind: 'missing', pointer: '/order/total' }, { kind: 'missing', pointer: '/name' }]);
+  });
+
   it('lets a condition or a list be absent, as Handlebars does, and reads no inherited property', () => {
     const compiled = compileTemplate({ Subject: 'x', TextContent: '{{#if a}}A{{else}}no a{{/if}}{{#each b}}B{{/each}}{{#unless c}}no c{{/unless}}' });
     expect(renderTemplate(compiled, {})).toEqual({ rendered: { Subject: 'x', TextContent: 'no ano c' }, problems: [] });

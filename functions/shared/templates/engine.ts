@@ -167,6 +167,23 @@ interface Tracking {
 
 const escapeSegment = (segment: string): string => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
+/**
+ * What a variable already reported missing reads as while rendering again for the next one: empty
+ * when printed, and every path through it present (and as empty), so `{{order.id}}` with `order`
+ * missing is reported once, at `/order`, and not again as an error of the field.
+ */
+const FILLER: object = new Proxy(
+  {},
+  {
+    has: (_target, key) => typeof key === 'string',
+    get: (_target, key) => {
+      if (key === Symbol.toPrimitive || key === 'toString' || key === 'toHTML') return () => '';
+      return typeof key === 'string' ? FILLER : undefined;
+    },
+    getOwnPropertyDescriptor: (_target, key) => (typeof key === 'string' ? { value: FILLER, writable: false, enumerable: false, configurable: true } : undefined),
+  },
+);
+
 function watch(value: object, pointer: string, tracking: Tracking): object {
   return new Proxy(value, {
     has(target, key) {
@@ -179,13 +196,21 @@ function watch(value: object, pointer: string, tracking: Tracking): object {
     },
     getOwnPropertyDescriptor(target, key) {
       if (typeof key === 'string' && !Object.hasOwn(target, key) && tracking.filled.has(`${pointer}/${escapeSegment(key)}`)) {
-        return { value: '', writable: false, enumerable: false, configurable: true };
+        return { value: FILLER, writable: false, enumerable: false, configurable: true };
       }
       return Reflect.getOwnPropertyDescriptor(target, key);
     },
     get(target, key) {
       if (++tracking.steps > TEMPLATE_LIMITS.renderSteps) throw new RenderBudgetExceeded();
-      if (typeof key !== 'string' || !Object.hasOwn(target, key)) return typeof key === 'string' && tracking.filled.has(`${pointer}/${escapeSegment(key)}`) ? '' : Reflect.get(target, key);
+      if (typeof key === 'string' && !Object.hasOwn(target, key)) {
+        const at = `${pointer}/${escapeSegment(key)}`;
+        if (tracking.filled.has(at)) return FILLER;
+        // Strict mode checks only a path's last name (`in`, the `has` trap above); a name before
+        // it is read plainly, and the lookup after it fails on undefined: this miss is the cause.
+        // (Not the inherited names JavaScript itself reads, such as toString when printing.)
+        if (!(key in target)) tracking.missing = at;
+      }
+      if (typeof key !== 'string' || !Object.hasOwn(target, key)) return Reflect.get(target, key);
       const found: unknown = Reflect.get(target, key);
       return typeof found === 'object' && found !== null ? watch(found, `${pointer}/${escapeSegment(key)}`, tracking) : found;
     },
