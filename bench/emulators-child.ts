@@ -5,6 +5,8 @@
  */
 import { startDynamoDb, startSesEmulator } from '../infra/local/emulators';
 import { serveParent } from './child';
+import type { ItemWrites } from './item-writes';
+import { ItemWriteCounter } from './item-writes';
 import { startProxy } from './proxy';
 
 export interface EmulatorsInfo {
@@ -23,17 +25,22 @@ export type OperationCounts = Record<string, number>;
 
 const latencyMs = Number(process.env.BENCH_CHILD_LATENCY_MS ?? '50');
 const counts = new Map<string, number>();
+const itemWrites = new ItemWriteCounter();
+const operationOf = (target: string | string[] | undefined) => {
+  // DynamoDB's JSON protocol names the operation in this header, e.g. DynamoDB_20120810.BatchGetItem.
+  const name = String(target ?? 'unknown');
+  return name.slice(name.indexOf('.') + 1);
+};
 
 const dynamodb = await startDynamoDb();
 const ses = await startSesEmulator();
 const counted = await startProxy({
   upstream: dynamodb.endpoint,
   onRequest: (req) => {
-    // DynamoDB's JSON protocol names the operation in this header, e.g. DynamoDB_20120810.BatchGetItem.
-    const target = String(req.headers['x-amz-target'] ?? 'unknown');
-    const operation = target.slice(target.indexOf('.') + 1);
+    const operation = operationOf(req.headers['x-amz-target']);
     counts.set(operation, (counts.get(operation) ?? 0) + 1);
   },
+  onBody: (req, body) => itemWrites.record(operationOf(req.headers['x-amz-target']), body),
 });
 const delayed = await startProxy({ upstream: ses.endpoint, delayMs: latencyMs });
 
@@ -53,6 +60,11 @@ serveParent(
     },
     async resetCounts(): Promise<void> {
       counts.clear();
+      itemWrites.reset();
+    },
+    /** Writes per item (pk, sk) since the last reset, and the largest item put whole. */
+    async itemWrites(): Promise<ItemWrites> {
+      return itemWrites.snapshot();
     },
     async clearMail(): Promise<void> {
       await fetch(`${ses.endpoint}/clear-store`, { method: 'POST' });

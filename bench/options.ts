@@ -21,6 +21,8 @@ export interface BenchOptions {
   readonly rateOnly: boolean;
   /** Only the templates comparison (bench/templates.ts): a templated batch against the same batch written out. */
   readonly templatesOnly: boolean;
+  /** Only the scale comparison (bench/scale.ts): 50 Organizations on two instances, budget on against off. */
+  readonly scaleOnly: boolean;
 }
 
 interface Spec {
@@ -74,6 +76,10 @@ export function helpText(): string {
     '  --quick                 fewer runs and a shorter load test (a smoke run, under a minute)',
     '  --rate-only             only the rate-limited and fairness scenarios (SES enforcing a send rate; about three minutes)',
     '  --templates             only the templates comparison: a templated 100-message request against the same one written out (--batch-runs rounds)',
+    '  --scale                 only the scale comparison: 50 Organizations on two instances sharing one table,',
+    '                          one-message requests from --connections loops for --duration s, the send budget',
+    '                          on (SES_MAX_SEND_RATE 1000) against off; writes per item, largest item, p50/p99',
+    '                          (about a minute)',
     '  -h, --help              this text',
     '',
     'Exit status: 0 when the run completed, even with targets missed (it is a report); 1 on a',
@@ -98,6 +104,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
       quick: { type: 'boolean' },
       'rate-only': { type: 'boolean' },
       templates: { type: 'boolean' },
+      scale: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -129,5 +136,5 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
         });
   if (sweep.length > 8) throw new OptionsError('--sweep takes at most 8 values');
 
-  return { ...numbers, sweep: [...new Set(sweep)], rateOnly: values['rate-only'] === true || env.BENCH_RATE_ONLY === '1', templatesOnly: values.templates === true || env.BENCH_TEMPLATES_ONLY === '1', out: (values.out as string | undefined) ?? env.BENCH_OUT ?? DEFAULT_OUT };
+  return { ...numbers, sweep: [...new Set(sweep)], rateOnly: values['rate-only'] === true || env.BENCH_RATE_ONLY === '1', templatesOnly: values.templates === true || env.BENCH_TEMPLATES_ONLY === '1', scaleOnly: values.scale === true || env.BENCH_SCALE_ONLY === '1', out: (values.out as string | undefined) ?? env.BENCH_OUT ?? DEFAULT_OUT };
 }

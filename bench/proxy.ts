@@ -14,6 +14,8 @@ export interface ProxyOptions {
   /** Added to every request before it is forwarded. */
   readonly delayMs?: number;
   readonly onRequest?: (req: IncomingMessage) => void;
+  /** Told each request's whole body, before it is forwarded. */
+  readonly onBody?: (req: IncomingMessage, body: Buffer) => void;
 }
 
 export interface RunningProxy {
@@ -30,6 +32,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     options.onRequest?.(req);
     void (async () => {
       const body = await readAll(req);
+      options.onBody?.(req, body);
       if (delayMs > 0) await sleep(delayMs);
       forwarder.forward(req, body, res);
     })().catch(() => res.destroy());

@@ -27,7 +27,9 @@ import { measureRate, rateTargetsMet, renderRate } from './rate';
 import type { FairnessScenario } from './fairness';
 import { fairnessTargetsMet, measureFairness, renderFairness } from './fairness';
 import { apiClient, directSes } from './traffic';
+import { round } from './stats';
 import { measureTemplates, renderTemplates } from './templates';
+import { measureScale, renderScale } from './scale';
 
 const REGION = 'us-east-1';
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -81,9 +83,21 @@ async function runTemplatesOnly(options: BenchOptions): Promise<void> {
   process.stdout.write(`\n${renderTemplates(result)}\n\nFigures written to ${relative(process.cwd(), outFile)}\n`);
 }
 
+async function runScaleOnly(options: BenchOptions): Promise<void> {
+  prepareEnvironment();
+  const outFile = resolve(options.out);
+  const logDir = join(dirname(outFile), 'logs');
+  await mkdir(logDir, { recursive: true });
+  const result = await measureScale({ organizations: 50, connections: options.connections, durationSeconds: options.durationSeconds, latencyMs: options.latencyMs, logDir }, progress);
+  const load = loadavg().map((n) => round(n, 2)).join(' ');
+  await writeFile(outFile, `${JSON.stringify({ schema: 'email-send-api/bench-scale/1', at: new Date().toISOString(), loadAverage: load, scale: result }, null, 2)}\n`);
+  process.stdout.write(`\n${renderScale(result)}\n\n${availableParallelism()} CPUs · load average ${load}\nFigures written to ${relative(process.cwd(), outFile)}\n`);
+}
+
 async function run(options: BenchOptions): Promise<void> {
   if (options.rateOnly) return runRateOnly(options);
   if (options.templatesOnly) return runTemplatesOnly(options);
+  if (options.scaleOnly) return runScaleOnly(options);
   const started = new Date();
   const outFile = resolve(options.out);
   const logDir = join(dirname(outFile), 'logs');
