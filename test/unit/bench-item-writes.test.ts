@@ -1,4 +1,5 @@
 /** The `--scale` benchmark's per-item write counter (bench/item-writes.ts). */
+import { describe, expect, it } from '@jest/globals';
 import { ItemWriteCounter, itemSize } from '../../bench/item-writes';
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));
