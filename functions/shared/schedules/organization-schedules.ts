@@ -16,8 +16,9 @@
  * costs one place under the bound; it never lets an Organization past it.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unlessConditionFails } from '../store/conditions';
+import { queryAll } from '../store/query-all';
 import { SCHEDULE_PARTITION, itemKey } from '../store/table';
 
 /** What the lists show of a pending schedule, and whose key it belongs to. */
@@ -91,21 +92,13 @@ export class OrganizationSchedules {
 
   /** The Organization's pending schedules, soonest first. */
   async list(organizationId: string): Promise<PendingEntry[]> {
-    const found: PendingEntry[] = [];
-    let start: Item | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :entry)',
-          ExpressionAttributeValues: { ':pk': organizationSchedulesPartition(organizationId), ':entry': ENTRY },
-          ConsistentRead: true,
-          ...(start && { ExclusiveStartKey: start }),
-        }),
-      );
-      for (const item of page.Items ?? []) found.push(toEntry(organizationId.toLowerCase(), item));
-      start = page.LastEvaluatedKey;
-    } while (start);
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :entry)',
+      ExpressionAttributeValues: { ':pk': organizationSchedulesPartition(organizationId), ':entry': ENTRY },
+      ConsistentRead: true,
+    });
+    const found = items.map((item) => toEntry(organizationId.toLowerCase(), item));
     return found.sort((a, b) => a.sendAt - b.sendAt || a.scheduleId.localeCompare(b.scheduleId));
   }
 

@@ -10,10 +10,11 @@
  * request; one too low would send to a suppressed address.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mailboxOf } from '../domain/email-address';
 import { batchGetAll } from './batch-get';
 import { unlessConditionFails } from './conditions';
+import { queryAll } from './query-all';
 import type { SuppressionList } from './ports';
 import { SUPPRESSION_COUNT_ATTRIBUTE, itemKey, suppressionPartition } from './table';
 
@@ -68,24 +69,13 @@ export class DynamoDbSuppressionStore implements SuppressionList {
   }
 
   async list(organizationId: string): Promise<Suppression[]> {
-    const found: Suppression[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': suppressionPartition(organizationId) },
-          ConsistentRead: true,
-          ...(start && { ExclusiveStartKey: start }),
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        found.push({ address: String(item.sk), reason: item.reason === 'Complaint' ? 'Complaint' : 'Bounce', at: String(item.at) });
-      }
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return found;
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': suppressionPartition(organizationId) },
+      ConsistentRead: true,
+    });
+    return items.map((item) => ({ address: String(item.sk), reason: item.reason === 'Complaint' ? 'Complaint' : 'Bounce', at: String(item.at) }));
   }
 
   /** Moves the Organization's count; false when the Organization does not exist. */

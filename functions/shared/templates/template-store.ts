@@ -21,6 +21,7 @@ import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand,
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { splitBody } from '../store/item-parts';
 import { batchGetAll } from '../store/batch-get';
+import { queryAll } from '../store/query-all';
 import { StorageUnavailableProblem } from '../http/problems';
 import { isStorageFault, withStorageFaults } from '../store/storage-errors';
 import { TEMPLATE_PARTITION } from '../store/table';
@@ -194,26 +195,16 @@ export class DynamoDbTemplateStore implements TemplateStore {
 
   /** Every item of the Organization's partition whose sort key starts with `prefix`, with the attributes named. */
   private async query(organizationId: string, prefix: string, projection: string): Promise<Record<string, unknown>[]> {
-    const found: Record<string, unknown>[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await withStorageFaults(() =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-            ExpressionAttributeValues: { ':pk': partition(organizationId), ':prefix': prefix },
-            ExpressionAttributeNames: { '#name': 'name' },
-            ProjectionExpression: projection,
-            ConsistentRead: true,
-            ExclusiveStartKey: start,
-          }),
-        ),
-      );
-      found.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return found;
+    return withStorageFaults(() =>
+      queryAll(this.client, {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': partition(organizationId), ':prefix': prefix },
+        ExpressionAttributeNames: { '#name': 'name' },
+        ProjectionExpression: projection,
+        ConsistentRead: true,
+      }),
+    );
   }
 
   async list(organizationId: string): Promise<TemplateSummary[]> {
