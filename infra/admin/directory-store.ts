@@ -8,11 +8,12 @@
  * key; an Organization loses its members, its pending scheduled messages and its SES tenant
  * before its own item, so an interrupted `org delete --force` can be run again.
  */
-import { DeleteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGetAll } from '../../functions/shared/store/batch-get';
 import type { StoredUser } from '../../functions/shared/store/dynamodb-key-store';
 import { DynamoDbKeyStore } from '../../functions/shared/store/dynamodb-key-store';
 import { unlessConditionFails } from '../../functions/shared/store/conditions';
+import { scanAll } from '../../functions/shared/store/query-all';
 import type { KeySummary, Organization, User } from '../../functions/shared/store/records';
 import { RecordConflictError, RecordNotFoundError } from '../../functions/shared/store/records';
 import type { RetireDependencies } from '../../functions/shared/schedules/key-schedules';
@@ -42,30 +43,20 @@ export interface RemovedOrganization {
  * Each item of the table with that sort key under that partition prefix (and matching `filter`,
  * whose `#names` are attributes): a paged, filtered scan reading `attributes`.
  */
-export async function scanKind(
+export function scanKind(
   store: DynamoDbAdminStore,
   kind: { readonly prefix: string; readonly sortKey: string },
   attributes: readonly string[],
   filter: { readonly expression: string; readonly names: readonly string[]; readonly values: Item } = { expression: '', names: [], values: {} },
 ): Promise<Item[]> {
-  const items: Item[] = [];
-  let start: Item | undefined;
-  do {
-    const page = await store.client.send(
-      new ScanCommand({
-        TableName: store.tableName,
-        FilterExpression: `sk = :sk AND begins_with(pk, :prefix)${filter.expression ? ` AND ${filter.expression}` : ''}`,
-        ExpressionAttributeValues: { ':sk': kind.sortKey, ':prefix': kind.prefix, ...filter.values },
-        // Every name through a placeholder: several (name, state) are DynamoDB reserved words.
-        ProjectionExpression: attributes.map((name) => `#${name}`).join(', '),
-        ExpressionAttributeNames: Object.fromEntries([...attributes, ...filter.names].map((name) => [`#${name}`, name])),
-        ...(start && { ExclusiveStartKey: start }),
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
+  return scanAll(store.client, {
+    TableName: store.tableName,
+    FilterExpression: `sk = :sk AND begins_with(pk, :prefix)${filter.expression ? ` AND ${filter.expression}` : ''}`,
+    ExpressionAttributeValues: { ':sk': kind.sortKey, ':prefix': kind.prefix, ...filter.values },
+    // Every name through a placeholder: several (name, state) are DynamoDB reserved words.
+    ProjectionExpression: attributes.map((name) => `#${name}`).join(', '),
+    ExpressionAttributeNames: Object.fromEntries([...attributes, ...filter.names].map((name) => [`#${name}`, name])),
+  });
 }
 
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;

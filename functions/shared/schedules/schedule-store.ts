@@ -21,10 +21,11 @@
  * then is never sent again; it ends `Failed: OutcomeUnknown`, as an idempotent request does.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { BatchWriteCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { StorageUnavailableProblem } from '../http/problems';
 import { batchGetAll } from '../store/batch-get';
 import { unlessConditionFails } from '../store/conditions';
+import { queryAll, scanAll } from '../store/query-all';
 import { SCHEDULE_PARTITION, itemKey, schedulePartition } from '../store/table';
 import type { ValidMessage } from '../mail/valid-message';
 import { decodeMessage, encodeMessage, splitBody } from './message-codec';
@@ -141,24 +142,14 @@ export class DynamoDbScheduleStore implements ScheduleStore {
   }
 
   /** Every item of the schedule's partition, in key order (the head sorts after its parts). */
-  private async partition(scheduleId: string, projection?: string): Promise<Item[]> {
-    const items: Item[] = [];
-    let start: Item | undefined;
-    do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': schedulePartition(scheduleId) },
-          ConsistentRead: true,
-          ...(projection && { ProjectionExpression: projection }),
-          ...(start && { ExclusiveStartKey: start }),
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return items;
+  private partition(scheduleId: string, projection?: string): Promise<Item[]> {
+    return queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': schedulePartition(scheduleId) },
+      ConsistentRead: true,
+      ...(projection && { ProjectionExpression: projection }),
+    });
   }
 
   async heads(scheduleIds: readonly string[]): Promise<Map<string, ScheduleHead>> {
@@ -273,26 +264,17 @@ export class DynamoDbScheduleStore implements ScheduleStore {
   }
 
   async pending(): Promise<{ scheduleId: string; dueAt: number }[]> {
-    const found: { scheduleId: string; dueAt: number }[] = [];
-    let start: Item | undefined;
-    do {
-      const page = await this.client.send(
-        new ScanCommand({
-          TableName: this.tableName,
-          // A Cancelled one whose webhook is still owed too: its timer tells it (cancel in key-schedules.ts).
-          FilterExpression: 'begins_with(pk, :prefix) AND sk = :head AND (#state IN (:scheduled, :claimed, :inFlight) OR (#state = :cancelled AND noticeOwed = :owed))',
-          ProjectionExpression: 'pk, dueAt, leaseUntil, #state',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':prefix': SCHEDULE_PARTITION, ':head': 'SCHED', ':scheduled': 'Scheduled', ':claimed': 'Claimed', ':inFlight': 'InFlight', ':cancelled': 'Cancelled', ':owed': true },
-          ...(start && { ExclusiveStartKey: start }),
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        const dueAt = item.state === 'Scheduled' || item.state === 'Cancelled' ? Number(item.dueAt) : Number(item.leaseUntil ?? 0);
-        found.push({ scheduleId: String(item.pk).slice(SCHEDULE_PARTITION.length), dueAt });
-      }
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return found;
+    const items = await scanAll(this.client, {
+      TableName: this.tableName,
+      // A Cancelled one whose webhook is still owed too: its timer tells it (cancel in key-schedules.ts).
+      FilterExpression: 'begins_with(pk, :prefix) AND sk = :head AND (#state IN (:scheduled, :claimed, :inFlight) OR (#state = :cancelled AND noticeOwed = :owed))',
+      ProjectionExpression: 'pk, dueAt, leaseUntil, #state',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: { ':prefix': SCHEDULE_PARTITION, ':head': 'SCHED', ':scheduled': 'Scheduled', ':claimed': 'Claimed', ':inFlight': 'InFlight', ':cancelled': 'Cancelled', ':owed': true },
+    });
+    return items.map((item) => {
+      const dueAt = item.state === 'Scheduled' || item.state === 'Cancelled' ? Number(item.dueAt) : Number(item.leaseUntil ?? 0);
+      return { scheduleId: String(item.pk).slice(SCHEDULE_PARTITION.length), dueAt };
+    });
   }
 }

@@ -7,9 +7,10 @@
  * | checkpoint | IDEM#<userId>#<sha256 of key>   | MSG#<claimId>#<index 0000>  |
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Checkpoint, IdempotencyRecord, IdempotencyStore, StoredResponse } from './ports';
 import { unlessConditionFails } from './conditions';
+import { queryAll } from './query-all';
 import { withStorageFaults } from './storage-errors';
 
 const REQUEST = 'REQUEST';
@@ -71,30 +72,19 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
   }
 
   async checkpoints(scope: string, claimId: string): Promise<Checkpoint[]> {
-    const found: Checkpoint[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await withStorageFaults(() =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-            ExpressionAttributeValues: { ':pk': scope, ':prefix': `MSG#${claimId}#` },
-            ConsistentRead: true,
-            ...(start && { ExclusiveStartKey: start }),
-          }),
-        ),
-      );
-      for (const item of page.Items ?? []) {
-        found.push({
-          index: Number(item.index),
-          state: item.state === 'DONE' ? 'DONE' : 'IN_FLIGHT',
-          ...(typeof item.result === 'string' && { result: JSON.parse(item.result) as unknown }),
-        });
-      }
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return found;
+    const items = await withStorageFaults(() =>
+      queryAll(this.client, {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': scope, ':prefix': `MSG#${claimId}#` },
+        ConsistentRead: true,
+      }),
+    );
+    return items.map((item) => ({
+      index: Number(item.index),
+      state: item.state === 'DONE' ? 'DONE' : 'IN_FLIGHT',
+      ...(typeof item.result === 'string' && { result: JSON.parse(item.result) as unknown }),
+    }));
   }
 
   async checkpoint(scope: string, claimId: string, checkpoint: Checkpoint, expiresAt: number): Promise<void> {

@@ -6,8 +6,9 @@
  * operator's command, never on a request path.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DeleteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { unlessConditionFails } from './conditions';
+import { scanAll } from './query-all';
 import type { StoredUser } from './stored-user';
 import { PARTITIONS, itemKey } from './table';
 
@@ -28,36 +29,30 @@ export interface KeySweep {
 
 /** Removes every key item older than `before` whose user does not name its hash; returns how many. */
 export async function sweepOrphanKeys({ client, tableName, before, userOf }: KeySweep): Promise<number> {
+  // Read whole first (a key item is two short attributes), then deleted one by one.
+  const items = await scanAll(client, {
+    TableName: tableName,
+    FilterExpression: 'begins_with(pk, :key) AND sk = :sk AND (attribute_not_exists(createdAt) OR createdAt < :before)',
+    ExpressionAttributeValues: { ':key': PARTITIONS.apiKey, ':sk': 'KEY', ':before': before },
+    ProjectionExpression: 'pk, userId',
+  });
   let removed = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await client.send(
-      new ScanCommand({
-        TableName: tableName,
-        FilterExpression: 'begins_with(pk, :key) AND sk = :sk AND (attribute_not_exists(createdAt) OR createdAt < :before)',
-        ExpressionAttributeValues: { ':key': PARTITIONS.apiKey, ':sk': 'KEY', ':before': before },
-        ProjectionExpression: 'pk, userId',
-        ...(start && { ExclusiveStartKey: start }),
-      }),
+  for (const item of items) {
+    const keyHash = String(item.pk).slice(PARTITIONS.apiKey.length);
+    const holder = typeof item.userId === 'string' ? await userOf(item.userId) : undefined;
+    if (holder?.keyHash === keyHash) continue;
+    const deleted = await unlessConditionFails(() =>
+      client.send(
+        new DeleteCommand({
+          TableName: tableName,
+          Key: itemKey.apiKey(keyHash),
+          // Unchanged since it was read: a (vanishingly unlikely) new item of that hash stays.
+          ConditionExpression: item.userId === undefined ? 'attribute_not_exists(userId)' : 'userId = :user',
+          ...(item.userId !== undefined && { ExpressionAttributeValues: { ':user': item.userId } }),
+        }),
+      ),
     );
-    for (const item of page.Items ?? []) {
-      const keyHash = String(item.pk).slice(PARTITIONS.apiKey.length);
-      const holder = typeof item.userId === 'string' ? await userOf(item.userId) : undefined;
-      if (holder?.keyHash === keyHash) continue;
-      const deleted = await unlessConditionFails(() =>
-        client.send(
-          new DeleteCommand({
-            TableName: tableName,
-            Key: itemKey.apiKey(keyHash),
-            // Unchanged since it was read: a (vanishingly unlikely) new item of that hash stays.
-            ConditionExpression: item.userId === undefined ? 'attribute_not_exists(userId)' : 'userId = :user',
-            ...(item.userId !== undefined && { ExpressionAttributeValues: { ':user': item.userId } }),
-          }),
-        ),
-      );
-      if (deleted) removed++;
-    }
-    start = page.LastEvaluatedKey;
-  } while (start);
+    if (deleted) removed++;
+  }
   return removed;
 }
