@@ -27,6 +27,7 @@ import type { MessageResult, SendOptions } from './sending';
 import { sendMessages } from './sending';
 import { applySuppressions } from './suppression';
 import { renderTemplates } from './templated';
+import { resolveMessageTracking } from './tracking';
 import type { TemplateReader } from '../shared/templates/template-store';
 import type { ValidMessage } from '../shared/mail/valid-message';
 import { validateSendRequest } from './validation';
@@ -87,7 +88,8 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   authoriseSenders(request.messages, organization, caller.policy);
   // Rendered once the caller is known to belong: a template's existence is the Organization's business.
   // The idempotency fingerprint stays the client's own request (below), not what it rendered to.
-  const messages: readonly ValidMessage[] = await renderTemplates(request.messages, request.organizationId, deps.templates);
+  // Tracking is resolved here, at acceptance: a scheduled message is stored with what it was accepted with.
+  const messages: readonly ValidMessage[] = resolveMessageTracking(await renderTemplates(request.messages, request.organizationId, deps.templates), organization);
 
   let session: IdempotentSession | undefined;
   let known: ReadonlyMap<number, MessageResult> = new Map();

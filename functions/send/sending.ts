@@ -82,7 +82,7 @@ async function sendOne(message: ValidMessage, turn: number, options: SendOptions
   const cap = options.backoffCapMs ?? 2_000;
   const sleep = options.sleep ?? defaultSleep;
 
-  const { index: _index, from, expiresAt: _expiresAt, sendAt: _sendAt, suppressed: _suppressed, ...content } = message;
+  const { index: _index, from, expiresAt: _expiresAt, sendAt: _sendAt, suppressed: _suppressed, trackingChoice: _choice, ...content } = message;
   const email: OutgoingEmail = { ...content, organizationId: options.organizationId, from: from.ascii };
 
   if (turn > now()) await sleep(turn - now());

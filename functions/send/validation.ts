@@ -18,6 +18,7 @@ import type { SendAtRules } from './send-at';
 import { readSendAt } from './send-at';
 import type { TemplateUse } from '../shared/templates/template-rules';
 import { TEMPLATE_FIELD, WRITTEN_FIELDS, readTemplateUse } from './templated';
+import { TRACKING_FIELD, readTrackingChoice } from './tracking';
 
 /** Amazon SES accepts at most 50 recipients per message. */
 export const MAX_RECIPIENTS = 50;
@@ -29,7 +30,7 @@ export const MAX_DISPLAY_NAME_LENGTH = 256;
 
 
 const TOP_LEVEL_FIELDS = new Set(['OrganizationId', 'organizationId', 'Messages']);
-const MESSAGE_FIELDS = new Set(['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime', 'SendAt', TEMPLATE_FIELD, ...CONTENT_FIELDS]);
+const MESSAGE_FIELDS = new Set(['To', 'Cc', 'Bcc', 'From', 'DisplayName', 'Subject', 'TextContent', 'HtmlContent', 'ExpirationDateTime', 'SendAt', TEMPLATE_FIELD, TRACKING_FIELD, ...CONTENT_FIELDS]);
 
 export interface SendRequest {
   /** Lower-case, for lookups. */
@@ -162,6 +163,7 @@ function validateMessage(value: unknown, index: number, problems: ProblemList, l
   // ReplyTo, Headers, Tags and Attachments (CONTRACT section 12).
   const content = validateMessageContent(value, base, problems);
   const sendAt = readSendAt(own(value, 'SendAt'), `${base}/SendAt`, problems, expiresAt, { now: limits.now ?? Date.now(), maxScheduleDays: limits.maxScheduleDays ?? DEFAULTS.maxScheduleDays });
+  const trackingChoice = readTrackingChoice(own(value, TRACKING_FIELD), `${base}/${TRACKING_FIELD}`, problems);
 
   if (problems.count > before || !from || subject === undefined) return undefined;
   return {
@@ -178,6 +180,8 @@ function validateMessage(value: unknown, index: number, problems: ProblemList, l
     ...content,
     ...(sendAt !== undefined && { sendAt }),
     ...(templateUse && { templateUse }),
+    // Only when given: a request without it keeps the idempotency fingerprint it had before the field existed.
+    ...(trackingChoice && { trackingChoice }),
   };
 }
 

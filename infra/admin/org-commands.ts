@@ -1,7 +1,8 @@
 /**
  * The Organization commands of CONTRACT section 11 beside `org create` (which lives in cli.ts):
- * `org limits` (its rate, daily quota and fair-share weight), `org show` (the Organization, its
- * limits and today's use of its quota, its reputation and whether it is paused), `org resume`
+ * `org limits` (its rate, daily quota and fair-share weight), `org tracking` (its default open and
+ * click tracking, CONTRACT section 17), `org show` (the Organization, its limits and today's use
+ * of its quota, its tracking, its reputation and whether it is paused), `org resume`
  * (lifts a pause) and `org tenants sync` (gives every Organization its SES tenant); plus the
  * help text of the SES-tenant steps `org create` and `sender add|remove` take. Apart from cli.ts,
  * which runs the command line (output, errors); what both share is in command-frame.ts.
@@ -13,6 +14,7 @@ import type { Command } from 'commander';
 import type { OrganizationLimits } from '../../functions/shared/domain/org-limits';
 import { DEFAULT_SCHEDULED, LIMIT_BOUNDS } from '../../functions/shared/domain/org-limits';
 import type { Pause, Reputation } from '../../functions/shared/domain/reputation';
+import type { Tracking } from '../../functions/shared/mail/tracking';
 import { WINDOW_DAYS } from '../../functions/shared/domain/reputation';
 import { DynamoDbReputationStore } from '../../functions/shared/store/dynamodb-reputation-store';
 import { PAUSE_PROJECTION, readPause } from '../../functions/shared/store/organization-pause';
@@ -22,6 +24,7 @@ import { PARTITIONS, itemKey } from '../../functions/shared/store/table';
 import type { DynamoDbAdminStore } from './admin-store';
 import type { Leaf } from './command-frame';
 import { scanKind } from './directory-store';
+import { OrganizationTrackingStore } from './tracking-store';
 
 /** Where the tenant commands take their settings from (their --help). */
 export const TENANT_HELP = [
@@ -91,6 +94,26 @@ export function limitsSection(limits: OrganizationLimits, usage: { day: string; 
   };
 }
 
+const SWITCH_VALUES: Readonly<Record<string, boolean>> = { on: true, off: false };
+
+/** A tracking switch: `on` or `off`, or undefined when the option is not given. */
+function switchOption(value: string | undefined, name: 'opens' | 'clicks'): boolean | undefined {
+  if (value === undefined) return undefined;
+  const on = SWITCH_VALUES[value.trim().toLowerCase()];
+  if (on === undefined) throw new InvalidArgumentError(`--${name} must be on or off, got "${value}"`);
+  return on;
+}
+
+const onOff = (on: boolean): string => (on ? 'on' : 'off');
+
+/** The Organization's default open and click tracking, for messages that do not give `Tracking`. */
+export function trackingSection(tracking: Tracking): Section {
+  return {
+    lines: [`  tracking (default for messages without Tracking): opens ${onOff(tracking.opens)}, clicks ${onOff(tracking.clicks)}`],
+    json: { tracking: { opens: tracking.opens, clicks: tracking.clicks } },
+  };
+}
+
 const percent = (rate: number): string => `${Number((rate * 100).toFixed(3))} %`;
 
 export function reputationSection(organizationId: string, reputation: Reputation, pause: Pause | undefined): Section {
@@ -147,16 +170,35 @@ export function addOrgCommands(org: Command, leaf: Leaf): void {
     .option('--scheduled <N>', `how many scheduled messages it may hold not yet sent (default ${DEFAULT_SCHEDULED}; 0 restores the default)`)
     .addHelpText('after', '\nLimits apply to sends within AUTH_CACHE_SECONDS (the send path reads them with the Organization).');
 
-  leaf(org, 'show', "show an Organization: members, senders, its limits and today's use of its quota, its bounce and complaint rates and whether it is paused", async (store, o) => {
+  leaf(org, 'tracking', "set an Organization's default open and click tracking, for messages that do not give Tracking (with no option: print it)", async (store, o) => {
+    // Both values are checked before anything is read, so a bad one changes nothing anywhere.
+    const change = { opens: switchOption(o.opens, 'opens'), clicks: switchOption(o.clicks, 'clicks') };
+    const id = (await store.getOrganization(o.org!)).id;
+    const tracking = new OrganizationTrackingStore(store.client, store.tableName);
+    const now = change.opens === undefined && change.clicks === undefined ? await tracking.get(id) : await tracking.set(id, change);
+    return { human: `Organization ${id}: by default opens ${onOff(now.opens)}, clicks ${onOff(now.clicks)}`, json: { organizationId: id, opens: now.opens, clicks: now.clicks } };
+  })
+    .requiredOption('--org <uuid>', 'Organization id')
+    .option('--opens <on|off>', 'track opens (an open pixel in HTML) of messages without Tracking')
+    .option('--clicks <on|off>', "track clicks (HTML's http/https links rewritten) of messages without Tracking")
+    .addHelpText('after', [
+      '',
+      'Off unless set. A message\'s own Tracking wins, switch by switch. The default applies to messages accepted',
+      'within AUTH_CACHE_SECONDS of the change (the send path reads it with the Organization); a scheduled',
+      'message keeps the tracking it was accepted with.',
+    ].join('\n'));
+
+  leaf(org, 'show', "show an Organization: members, senders, its limits and today's use of its quota, its default tracking, its bounce and complaint rates and whether it is paused", async (store, o) => {
     const organization = await store.getOrganization(o.org!);
     const reputations = new DynamoDbReputationStore(store.client, store.tableName);
-    const [reputation, pause, limits, usage] = await Promise.all([
+    const [reputation, pause, limits, usage, tracking] = await Promise.all([
       reputations.read(organization.id, Date.now()),
       readPauseOf(store, organization.id),
       store.limits.get(organization.id),
       store.limits.usageToday(organization.id),
+      new OrganizationTrackingStore(store.client, store.tableName).get(organization.id),
     ]);
-    return printSections([organizationSection(organization), limitsSection(limits, usage), reputationSection(organization.id, reputation, pause)]);
+    return printSections([organizationSection(organization), limitsSection(limits, usage), trackingSection(tracking), reputationSection(organization.id, reputation, pause)]);
   }).requiredOption('--org <uuid>', 'Organization id');
 
   leaf(org, 'resume', 'lift the pause of an Organization; its reputation starts a fresh 7-day window', async (store, o) => {

@@ -215,6 +215,10 @@ describe('the request schema and the validation code', () => {
     HtmlContent: optionalText,
     ExpirationDateTime: fc.oneof(dateTime, fc.constant(null), fc.integer(), text),
     Attachments: attachments,
+    Tracking: fc.oneof(
+      fc.record({ Opens: fc.constantFrom(true, false, null, 'true', 1), Clicks: fc.constantFrom(true, false, null, 'false', 0) }, { requiredKeys: [] }),
+      fc.constantFrom(null, true, 'on', [], { Opens: true, Pixel: true }, { opens: true }),
+    ),
   };
   const anyValue = fc.oneof(text, fc.constant(null), fc.integer(), fc.array(text, { maxLength: 2 }), fc.dictionary(fc.string({ maxLength: 3 }), text, { maxKeys: 1 }));
   /** One or two fields of a valid message changed or removed (undefined), or an unknown field added: the near misses. */

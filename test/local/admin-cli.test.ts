@@ -290,6 +290,7 @@ describe('org show and org resume', () => {
       senders: [],
       limits: { rate: null, daily: null, weight: 1, scheduled: 10_000 },
       usage: { day: new Date().toISOString().slice(0, 10), used: 0, remaining: null },
+      tracking: { opens: false, clicks: false },
       paused: false,
       pausedAt: null,
       pausedReason: null,
@@ -297,7 +298,7 @@ describe('org show and org resume', () => {
     });
     const human = await run('org', 'show', '--org', id);
     expect(human.stdout).toBe(
-      [`Organization "Acme" (${id})`, '  members: none', '  senders: none', '  limits: no rate of its own, no daily quota, weight 1', "  today: not counted (today's use is counted only while a daily quota is set)", '  reputation (last 7 days): 0 recipients sent, hard bounces 0 (0 %), complaints 0 (0 %)', '  sending: not paused', ''].join('\n'),
+      [`Organization "Acme" (${id})`, '  members: none', '  senders: none', '  limits: no rate of its own, no daily quota, weight 1', "  today: not counted (today's use is counted only while a daily quota is set)", '  tracking (default for messages without Tracking): opens off, clicks off', '  reputation (last 7 days): 0 recipients sent, hard bounces 0 (0 %), complaints 0 (0 %)', '  sending: not paused', ''].join('\n'),
     );
     expect(await adminJson(env, 'org', 'resume', '--org', id)).toEqual({ organizationId: id, paused: false, wasPaused: false });
   });
@@ -306,5 +307,38 @@ describe('org show and org resume', () => {
     expectFailure(await run('org', 'show', '--org', ABSENT), EXIT_CODES.notFound, /no Organization with id/);
     expectFailure(await run('org', 'resume', '--org', ABSENT), EXIT_CODES.notFound, /no Organization with id/);
     expectFailure(await run('org', 'show', '--org', 'nope'), EXIT_CODES.invalid, /must be a UUID/);
+  });
+});
+
+describe('org tracking', () => {
+  it('sets the default switch by switch, keeps the other, prints it with no option, and org show shows it', async () => {
+    const id = await newOrg();
+    expect(await adminJson(env, 'org', 'tracking', '--org', id)).toEqual({ organizationId: id, opens: false, clicks: false });
+    expect(await adminJson(env, 'org', 'tracking', '--org', id.toUpperCase(), '--opens', 'on')).toEqual({ organizationId: id, opens: true, clicks: false });
+    const human = await run('org', 'tracking', '--org', id, '--clicks', 'ON');
+    expect(human).toMatchObject({ code: 0, stdout: `Organization ${id}: by default opens on, clicks on\n` });
+    expect(await adminJson(env, 'org', 'tracking', '--org', id, '--opens', 'off')).toEqual({ organizationId: id, opens: false, clicks: true });
+    expect((await adminJson(env, 'org', 'show', '--org', id)).tracking).toEqual({ opens: false, clicks: true });
+    expect((await run('org', 'show', '--org', id)).stdout).toContain('\n  tracking (default for messages without Tracking): opens off, clicks on\n');
+  });
+
+  it('refuses an unknown value or a missing --org (1) and an unknown Organization (3), changing nothing', async () => {
+    const id = await newOrg();
+    await adminJson(env, 'org', 'tracking', '--org', id, '--opens', 'on');
+    expectFailure(await run('org', 'tracking', '--org', id, '--opens', 'off', '--clicks', 'yes'), EXIT_CODES.invalid, /--clicks must be on or off, got "yes"/);
+    expectFailure(await run('org', 'tracking', '--org', id, '--opens', 'true'), EXIT_CODES.invalid, /--opens must be on or off/);
+    expectFailure(await run('org', 'tracking', '--org', id, '--opens'), EXIT_CODES.invalid, /--opens/);
+    expectFailure(await run('org', 'tracking', '--opens', 'on'), EXIT_CODES.invalid, /--org/);
+    expectFailure(await run('org', 'tracking', '--org', ABSENT, '--opens', 'on'), EXIT_CODES.notFound, /no Organization with id/);
+    expectFailure(await run('org', 'tracking', '--org', ABSENT, '--opens', 'maybe'), EXIT_CODES.invalid, /--opens must be on or off/);
+    expect(await adminJson(env, 'org', 'tracking', '--org', id)).toEqual({ organizationId: id, opens: true, clicks: false });
+  });
+
+  it('explains itself in --help', async () => {
+    const help = await run('org', 'tracking', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/--opens <on\|off>/);
+    expect(help.stdout).toMatch(/--clicks <on\|off>/);
+    expect(help.stdout).toMatch(/Off unless set/);
   });
 });

@@ -1,4 +1,5 @@
 import type { TemplateReference } from '../templates/template-rules';
+import type { Tracking } from './tracking';
 
 /** A file sent with a message (CONTRACT section 12); with a content id it is inline. */
 export interface OutgoingAttachment {
@@ -35,6 +36,8 @@ export interface OutgoingEmail {
   readonly attachments?: readonly OutgoingAttachment[];
   /** The template version it was rendered from (CONTRACT section 14): sent as service tags, told in its status and webhooks. */
   readonly template?: TemplateReference;
+  /** Its open and click tracking, resolved when it was accepted (CONTRACT section 17); absent: untracked. */
+  readonly tracking?: Tracking;
 }
 
 export interface SendReceipt {

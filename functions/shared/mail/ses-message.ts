@@ -10,7 +10,9 @@
  */
 import type { MessageHeader, MessageTag, SendEmailCommandInput } from '@aws-sdk/client-sesv2';
 import { encodeWord, encodeWords } from 'nodemailer/lib/mime-funcs';
+import { markNoTrack } from './no-track';
 import type { OutgoingEmail } from './ports';
+import { configurationSetFor, isTracked, NO_TRACKING } from './tracking';
 
 const UTF8 = 'UTF-8';
 // RFC 2047 caps an encoded-word at 75 characters; longer names become several words.
@@ -75,10 +77,16 @@ export function fitsSimpleContent(headers: readonly MessageHeader[]): boolean {
   return headers.length <= SIMPLE_HEADER_LIMITS.count && headers.every((header) => (header.Value ?? '').length <= SIMPLE_HEADER_LIMITS.valueLength);
 }
 
-/** The SendEmail request for a message: `Simple` content, or `Raw` MIME when `Simple` cannot carry its headers. */
-export async function toSendEmailRequest(email: OutgoingEmail, configurationSetName?: string): Promise<SendEmailCommandInput> {
-  const headers = encodedHeaders(email);
-  return fitsSimpleContent(headers) ? toSendEmailInput(email, configurationSetName, headers) : toRawSendEmailInput(email, configurationSetName, headers);
+/**
+ * The SendEmail request for a message: `Simple` content, or `Raw` MIME when `Simple` cannot carry
+ * its headers. `baseConfigurationSet` is the untracked set; a tracked message goes through its
+ * tracked sibling (tracking.ts), with its `data-no-track` links marked for SES (no-track.ts).
+ */
+export async function toSendEmailRequest(email: OutgoingEmail, baseConfigurationSet?: string): Promise<SendEmailCommandInput> {
+  const configurationSetName = configurationSetFor(baseConfigurationSet, email.tracking ?? NO_TRACKING);
+  const sent = isTracked(email.tracking) && email.html ? { ...email, html: markNoTrack(email.html) } : email;
+  const headers = encodedHeaders(sent);
+  return fitsSimpleContent(headers) ? toSendEmailInput(sent, configurationSetName, headers) : toRawSendEmailInput(sent, configurationSetName, headers);
 }
 
 export function toSendEmailInput(email: OutgoingEmail, configurationSetName?: string, headers = encodedHeaders(email)): SendEmailCommandInput {

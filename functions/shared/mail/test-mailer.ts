@@ -15,6 +15,7 @@ import { testMessageId } from '../domain/test-mode';
 import type { Mailer, OutgoingEmail, SendReceipt } from './ports';
 import { SendFailure } from './ports';
 import { emailTags, formatFromAddress } from './ses-message';
+import { configurationSetFor, NO_TRACKING } from './tracking';
 
 /** Where simulated events go: the events function's queue. */
 export interface EventSink {
@@ -59,7 +60,8 @@ export class TestMailer implements Mailer {
       bcc: email.bcc,
       subject: email.subject,
       tags: emailTags(email),
-      configurationSet: this.options.configurationSet,
+      // The set a live send would name, so the simulated events carry it; test mode makes no open or click events.
+      configurationSet: configurationSetFor(this.options.configurationSet, email.tracking ?? NO_TRACKING),
       region: this.options.region,
       sentAt: (this.options.now ?? Date.now)(),
     });

@@ -47,3 +47,22 @@ export function trackingOfConfigurationSet(name: string | undefined): Tracking {
   if (suffix === SUFFIXES.clicks) return { opens: false, clicks: true };
   return NO_TRACKING;
 }
+
+/** What a message's `Tracking` asks for: a switch it leaves out is the Organization's default. */
+export interface TrackingChoice {
+  readonly opens?: boolean;
+  readonly clicks?: boolean;
+}
+
+/** The tracking a message goes out with: its own choice, the Organization's default for the rest. */
+export function resolveTracking(choice: TrackingChoice | undefined, organizationDefault: Tracking = NO_TRACKING): Tracking {
+  return { opens: choice?.opens ?? organizationDefault.opens, clicks: choice?.clicks ?? organizationDefault.clicks };
+}
+
+/** The Organization's default as stored on its item, made safe: anything but `true` is off, so a corrupt value never tracks. */
+export function readTracking(value: unknown): Tracking {
+  const stored = value && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+  return { opens: stored.opens === true, clicks: stored.clicks === true };
+}
+
+export const isTracked = (tracking: Tracking | undefined): boolean => tracking !== undefined && (tracking.opens || tracking.clicks);

@@ -7,6 +7,7 @@
 import type { EmailAddress } from '../domain/email-address';
 import type { TemplateUse } from '../templates/template-rules';
 import type { OutgoingEmail } from './ports';
+import type { TrackingChoice } from './tracking';
 
 /** A message that passed every rule: its content as it will go out, plus what decides its send. */
 export interface ValidMessage extends Omit<OutgoingEmail, 'organizationId' | 'from'> {
@@ -18,6 +19,11 @@ export interface ValidMessage extends Omit<OutgoingEmail, 'organizationId' | 'fr
   readonly sendAt?: number;
   /** The template it is written from, rendered in after authorisation (functions/send/templated.ts); the subject is empty until then. */
   readonly templateUse?: TemplateUse;
+  /**
+   * The message's own `Tracking`, as validated: resolved against the Organization's default into
+   * `tracking` once the Organization is read (functions/send/tracking.ts), then dropped.
+   */
+  readonly trackingChoice?: TrackingChoice;
   /** Recipients the Organization's suppression list removed (functions/send/suppression.ts); set after validation. */
   readonly suppressed?: readonly string[];
 }

@@ -4,10 +4,11 @@ import { readKeyPolicy } from '../domain/key-policy';
 import { unlessConditionFails } from './conditions';
 import type { AccessLookup, AccessStore, KeyRecord, OrganizationAccess } from './ports';
 import { readLimits } from '../domain/org-limits';
+import { readTracking } from '../mail/tracking';
 import { batchGetAll } from './batch-get';
 import { PAUSE_PROJECTION, readPause } from './organization-pause';
 import { withStorageFaults } from './storage-errors';
-import { LAST_USED_ATTRIBUTE, LIMITS_ATTRIBUTE, SUPPRESSION_COUNT_ATTRIBUTE, USER_KEY_PROJECTION, itemKey } from './table';
+import { LAST_USED_ATTRIBUTE, LIMITS_ATTRIBUTE, SUPPRESSION_COUNT_ATTRIBUTE, TRACKING_ATTRIBUTE, USER_KEY_PROJECTION, itemKey } from './table';
 
 function stringSet(value: unknown): ReadonlySet<string> {
   return value instanceof Set ? (value as Set<string>) : new Set();
@@ -37,7 +38,7 @@ export class DynamoDbAccessStore implements AccessStore {
     // BatchGetItem even for one key: the function's IAM allows reads of these partitions with it alone.
     const items = await withStorageFaults(() =>
       batchGetAll(this.client, this.tableName, keys, {
-        projection: `sk, userId, ${LAST_USED_ATTRIBUTE}, organizationId, members, senders, ${SUPPRESSION_COUNT_ATTRIBUTE}, ${LIMITS_ATTRIBUTE}, ${PAUSE_PROJECTION}`,
+        projection: `sk, userId, ${LAST_USED_ATTRIBUTE}, organizationId, members, senders, ${SUPPRESSION_COUNT_ATTRIBUTE}, ${LIMITS_ATTRIBUTE}, ${TRACKING_ATTRIBUTE}, ${PAUSE_PROJECTION}`,
       }),
     );
 
@@ -54,6 +55,7 @@ export class DynamoDbAccessStore implements AccessStore {
           senders: stringSet(item.senders),
           suppressions: Number(item[SUPPRESSION_COUNT_ATTRIBUTE] ?? 0) || 0,
           ...(item[LIMITS_ATTRIBUTE] !== undefined && { limits: readLimits(item[LIMITS_ATTRIBUTE]) }),
+          ...(item[TRACKING_ATTRIBUTE] !== undefined && { tracking: readTracking(item[TRACKING_ATTRIBUTE]) }),
           paused: readPause(item),
         };
       }

@@ -6,6 +6,7 @@ import type { Release, Round, RoundAsk } from '../domain/fair-share';
 import type { KeyPolicy } from '../domain/key-policy';
 import type { OrganizationLimits } from '../domain/org-limits';
 import type { Pause } from '../domain/reputation';
+import type { Tracking } from '../mail/tracking';
 import type { Pace } from '../domain/send-pace';
 
 /** The user a key hash belongs to, what the key may do, and the hour it was last used. */
@@ -29,6 +30,8 @@ export interface OrganizationAccess {
   readonly suppressions: number;
   /** What the operator set for it (rate, daily quota, weight); absent means none set. */
   readonly limits?: OrganizationLimits;
+  /** Its default open and click tracking (CONTRACT section 17), for messages that do not say; absent: off. */
+  readonly tracking?: Tracking;
   /** Set while the Organization is paused (CONTRACT section 11 item 3): it may not send. */
   readonly paused?: Pause | undefined;
 }

@@ -76,6 +76,8 @@ export const ORGANIZATION_NAME_ATTRIBUTES = ['pk', 'sk', 'organizationId', 'name
 export const SUPPRESSION_COUNT_ATTRIBUTE = 'suppressions';
 /** The Organization item's operator-set limits (domain/org-limits.ts). */
 export const LIMITS_ATTRIBUTE = 'limits';
+/** The Organization item's default open and click tracking (mail/tracking.ts `readTracking`); absent: off. */
+export const TRACKING_ATTRIBUTE = 'tracking';
 
 /** The Organization item's pause (CONTRACT section 11 item 3): when, and why in words; absent when it may send. */
 export const PAUSE_ATTRIBUTES = { at: 'pausedAt', reason: 'pausedReason' } as const;
