@@ -35,6 +35,8 @@ export interface LocalLifecycle {
   readonly statusRoute: GatewayRoute;
   /** For the SES front: every accepted SendEmail. */
   readonly simulate: SentListener;
+  /** Hands one SES event to the events queue (the tracking endpoint's Opens and Clicks). */
+  readonly publishEvent: (event: Record<string, unknown>) => void;
   readonly webhookQueue: LocalQueue;
   /** Test mode's simulated events, into the same events queue as the simulator's. */
   readonly testEvents: EventSink;
@@ -51,15 +53,17 @@ export function startLocalLifecycle(options: LocalLifecycleOptions): LocalLifecy
   events.consume(createEventsHandler(createEventsDependencies(config, clients, webhookQueue)));
 
   const emulator = options.emulator;
+  const publishEvent = (event: Record<string, unknown>) => events.send(JSON.stringify(event));
   const simulate = createMailboxSimulator({
     region,
-    publish: (event) => events.send(JSON.stringify(event)),
+    publish: publishEvent,
     ...(emulator && { autoReply: (reply) => void sendAutoReply(emulator, reply).catch(() => log('mailbox simulator: the auto-reply could not be stored')) }),
   });
   const statusHandler = createStatusHandler(createStatusDependencies(config, clients));
   return {
     statusRoute: { method: 'POST', path: STATUS_PATH, handler: statusHandler as unknown as LambdaHandler, functionName: 'email-send-api-status-local' },
     simulate,
+    publishEvent,
     webhookQueue,
     testEvents: { publish: async (list) => list.forEach((event) => events.send(JSON.stringify(event))) },
     async stop() {

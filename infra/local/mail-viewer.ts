@@ -11,10 +11,15 @@
  * - each header gains `decoded`, its value with RFC 2047 encoded-words decoded;
  * - `cid:` references in the HTML become `data:` URLs of the inline attachments, so the HTML view
  *   shows the images;
+ * - a message sent through a tracked configuration set (functions/shared/mail/tracking.ts) gains
+ *   `tracking` (`{ opens, clicks }`) and the page says "Tracked: opens, clicks"; its HTML is the
+ *   one SES's tracking would deliver (pixel, rewritten links), as the front stored it;
  * - the viewer page lists headers and tags under the reply-to and attachment lines.
  */
 import libmime from 'libmime';
 import { SERVICE_TAGS, TEMPLATE_TAGS } from '../../functions/shared/mail/ses-message';
+import { trackingOfConfigurationSet } from '../../functions/shared/mail/tracking';
+import type { Tracking } from '../../functions/shared/mail/tracking';
 
 type Json = Record<string, any>;
 
@@ -25,6 +30,8 @@ interface Extras {
   /** Only for `Raw` MIME, whose headers and Bcc the emulator does not keep. */
   readonly headers?: { name: string; value: string }[];
   readonly bcc?: string[];
+  /** Only for a message sent through a tracked configuration set. */
+  readonly tracking?: Tracking;
 }
 
 /** Header fields the composer or the service writes on every `Raw` message: not custom ones. */
@@ -96,7 +103,9 @@ export function createMailViewer(): MailViewer {
       // The template version it was rendered from (CONTRACT section 14), from the service's own tags.
       const tagValue = (name: string) => (Array.isArray(body.EmailTags) ? body.EmailTags : []).find((tag: Json) => tag?.Name === name)?.Value;
       const template = tagValue(TEMPLATE_TAGS.name);
+      const tracking = trackingOfConfigurationSet(typeof body.ConfigurationSetName === 'string' ? body.ConfigurationSetName : undefined);
       extras.set(messageId, {
+        ...((tracking.opens || tracking.clicks) && { tracking }),
         tags,
         ...(typeof template === 'string' && { template: { name: template, version: Number(tagValue(TEMPLATE_TAGS.version)) } }),
         ...(mime !== undefined && { headers: customHeadersOf(mime), bcc: body.Destination?.BccAddresses ?? [] }),
@@ -117,6 +126,7 @@ export function createMailViewer(): MailViewer {
             headers: headers.map((header) => ({ ...header, decoded: decode(header.value) })),
             tags: extra?.tags ?? {},
             ...(extra?.template && { template: extra.template }),
+            ...(extra?.tracking && { tracking: extra.tracking }),
             body: { ...email.body, ...(typeof email.body?.html === 'string' && { html: inlineImages(email.body.html, email.attachments ?? []) }) },
           };
         }),
@@ -148,6 +158,7 @@ function inlineImages(html: string, attachments: Json[]): string {
 const PAGE_ANCHOR = '${e.attachments.length ?';
 const PAGE_ADDITION = [
   "${(e.headers ?? []).length ? `<p><b>Headers:</b></p><ul class=\"email-headers\">${e.headers.map(h => '<li>' + escape(h.name) + ': ' + escape(h.decoded ?? h.value) + '</li>').join('')}</ul>` : ''}",
+  "${e.tracking ? `<p class=\"email-tracking\"><b>Tracked:</b> ${[e.tracking.opens ? 'opens' : '', e.tracking.clicks ? 'clicks' : ''].filter(Boolean).join(', ')} (the HTML is shown as sent, with the pixel and tracked links)</p>` : ''}",
   "${e.template ? `<p class=\"email-template\"><b>Template:</b> ${escape(e.template.name)}, version ${escape(String(e.template.version))}</p>` : ''}",
   "${Object.keys(e.tags ?? {}).length ? `<p class=\"email-tags\"><b>Tags:</b> ${escape(Object.entries(e.tags).map(([k, v]) => k + '=' + v).join(', '))}</p>` : ''}",
 ].join('\n                    ');

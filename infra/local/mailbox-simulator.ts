@@ -6,6 +6,7 @@
  * local stack's own emulator: with an external SES_ENDPOINT it is off.
  */
 import { bareAddress, simulatedEvents, simulatedOutcome } from '../../functions/shared/delivery/mailbox-simulator';
+import type { SimulatedSend } from '../../functions/shared/delivery/mailbox-simulator';
 import { subjectOf } from './mail-viewer';
 
 export { simulatedOutcome } from '../../functions/shared/delivery/mailbox-simulator';
@@ -21,6 +22,23 @@ export interface SimulatorOptions {
 
 type Json = Record<string, any>;
 
+/** An accepted SendEmail request (parsed) as the simulator and the tracking endpoint describe it in SES's events. */
+export function simulatedSendOf(request: Json, messageId: string, region: string, sentAt: number): SimulatedSend {
+  const destination = request.Destination ?? {};
+  return {
+    messageId,
+    from: String(request.FromEmailAddress ?? ''),
+    to: destination.ToAddresses ?? [],
+    cc: destination.CcAddresses ?? [],
+    bcc: destination.BccAddresses ?? [],
+    subject: subjectOf(request),
+    tags: Array.isArray(request.EmailTags) ? request.EmailTags : [],
+    configurationSet: request.ConfigurationSetName === undefined ? undefined : String(request.ConfigurationSetName),
+    region,
+    sentAt,
+  };
+}
+
 /** What the simulator does with one accepted SendEmail (request body and the emulator's answer). */
 export function createMailboxSimulator(options: SimulatorOptions): (request: Buffer, answer: Buffer) => void {
   const now = options.now ?? Date.now;
@@ -34,25 +52,10 @@ export function createMailboxSimulator(options: SimulatorOptions): (request: Buf
       return;
     }
     if (typeof messageId !== 'string') return;
-    const destination = request.Destination ?? {};
-    const from = String(request.FromEmailAddress ?? '');
-    const subject = subjectOf(request);
-    const events = simulatedEvents({
-      messageId,
-      from,
-      to: destination.ToAddresses ?? [],
-      cc: destination.CcAddresses ?? [],
-      bcc: destination.BccAddresses ?? [],
-      subject,
-      tags: Array.isArray(request.EmailTags) ? request.EmailTags : [],
-      configurationSet: request.ConfigurationSetName === undefined ? undefined : String(request.ConfigurationSetName),
-      region: options.region,
-      sentAt: now(),
-    });
-    for (const { delayMs, event } of events) setTimeout(() => options.publish(event), delayMs).unref();
-    const recipients: string[] = [...(destination.ToAddresses ?? []), ...(destination.CcAddresses ?? []), ...(destination.BccAddresses ?? [])];
-    for (const address of recipients.filter((recipient) => simulatedOutcome(recipient) === 'ooto')) {
-      options.autoReply?.({ from: address, to: bareAddress(from), subject: `Out of the office: ${subject}` });
+    const send = simulatedSendOf(request, messageId, options.region, now());
+    for (const { delayMs, event } of simulatedEvents(send)) setTimeout(() => options.publish(event), delayMs).unref();
+    for (const address of [...send.to, ...send.cc, ...send.bcc].filter((recipient) => simulatedOutcome(recipient) === 'ooto')) {
+      options.autoReply?.({ from: address, to: bareAddress(send.from), subject: `Out of the office: ${send.subject}` });
     }
   };
 }

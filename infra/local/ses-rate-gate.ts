@@ -11,6 +11,8 @@
  * - `GET /rate-limit` says what the gate let through and refused;
  * - with a mail viewer (`mail-viewer.ts`), the viewer page and `/store` show each message's
  *   tags, custom headers and inline images too;
+ * - with a tracker (`tracking.ts`), a SendEmail through a tracked configuration set has its HTML
+ *   rewritten as SES would before the emulator stores it, and `/track/…` is the tracking endpoint;
  * - everything else (the viewer, `/store`) is passed on unchanged.
  *
  * Only the service's own sends feed the simulator: anyone on this machine can call the local SES
@@ -31,6 +33,8 @@ import { guardHost } from './host-guard';
 import type { MailViewer } from './mail-viewer';
 import { createMailViewer } from './mail-viewer';
 import { LOOPBACK } from './settings';
+import type { Tracker } from './tracking';
+import { createTracker } from './tracking';
 
 export interface RateGateStats {
   readonly maxSendRate: number;
@@ -102,6 +106,8 @@ export interface FrontOptions {
   readonly sendSecret?: string | undefined;
   /** Adds tags, headers and inline images to the viewer and `/store` (the local stack's own emulator). */
   readonly viewer?: MailViewer | undefined;
+  /** Plays SES's open and click tracking (the local stack's own emulator). */
+  readonly tracker?: Tracker | undefined;
   readonly port?: number;
   readonly now?: () => number;
 }
@@ -151,6 +157,7 @@ export async function startRateGate(options: FrontOptions): Promise<RunningRateG
       json(res, 200, { maxSendRate, ...counts });
       return;
     }
+    if (options.tracker?.serve(req, res)) return;
     const { viewer } = options;
     if (viewer && req.method === 'GET' && (path === '/' || path === '/store')) {
       const answer = await fetch(`${options.upstream}${req.url ?? '/'}`);
@@ -173,11 +180,15 @@ export async function startRateGate(options: FrontOptions): Promise<RunningRateG
       counts.accepted++;
       counts.recipients += recipients;
       const { onSent } = options;
-      if ((onSent && ownSend) || viewer) {
-        forwarder.forward(req, body, res, (status, answer) => {
+      const tracked = options.tracker?.prepare(body);
+      if ((onSent && ownSend) || viewer || tracked) {
+        // A tracked message is stored, viewed and simulated as sent: rewritten.
+        const sent = tracked?.body ?? body;
+        forwarder.forward(req, sent, res, (status, answer) => {
           if (status !== 200) return;
-          viewer?.record(body, answer);
-          if (ownSend) onSent?.(body, answer);
+          tracked?.accepted(answer, ownSend);
+          viewer?.record(sent, answer);
+          if (ownSend) onSent?.(sent, answer);
         });
         return;
       }
@@ -210,18 +221,24 @@ export async function startLocalSes(options: {
   port: number;
   maxSendRate?: number | undefined;
   onSent?: SentListener;
+  /** Where the tracking endpoint's Open and Click events go (the events queue). */
+  onEngagement?: (event: Record<string, unknown>) => void;
+  region?: string;
 }): Promise<RunningService & { description: string; upstream: string; ownSends: Instrument }> {
   const emulator = await startSesEmulator();
   const sendSecret = randomBytes(32).toString('base64url');
   try {
-    const front = await startRateGate({ upstream: emulator.endpoint, maxSendRate: options.maxSendRate, onSent: options.onSent, sendSecret, viewer: createMailViewer(), port: options.port });
+    let origin = '';
+    const tracker = createTracker({ region: options.region ?? 'us-east-1', origin: () => origin, publish: (event) => options.onEngagement?.(event) });
+    const front = await startRateGate({ upstream: emulator.endpoint, maxSendRate: options.maxSendRate, onSent: options.onSent, sendSecret, viewer: createMailViewer(), tracker, port: options.port });
+    origin = front.endpoint;
     const gate = options.maxSendRate === undefined ? '' : ` behind a ${options.maxSendRate}/s send-rate gate (SES_MAX_SEND_RATE)`;
     return {
       ...front,
       upstream: emulator.endpoint,
       /** For the service's SES client: marks its sends as the ones the simulator plays. */
       ownSends: markOwnSends(sendSecret),
-      description: `aws-ses-v2-local${gate}, mailbox simulator on, viewer at ${front.endpoint}/`,
+      description: `aws-ses-v2-local${gate}, mailbox simulator and open/click tracking on, viewer at ${front.endpoint}/`,
       close: async () => {
         await front.close();
         await emulator.close();

@@ -161,13 +161,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     let ownSends: Instrument | undefined;
     // The mailbox simulator is wired once the table exists; the front hands it every send from then on.
     let simulate: SentListener | undefined;
+    // Likewise the tracking endpoint's Open and Click events, into the same events queue.
+    let engaged: ((event: Record<string, unknown>) => void) | undefined;
     if (external.ses) {
       sesUrl = external.ses;
       log(`SES       ${sesUrl} (SES_ENDPOINT)`);
     } else {
       const port = options.sesPort ?? DEFAULT_PORTS.SES_PORT;
       const ses = await claimPort(port, 'SES_PORT', () =>
-        startLocalSes({ port, maxSendRate: options.sesMaxSendRate, onSent: (request, answer) => simulate?.(request, answer) }),
+        startLocalSes({ port, region, maxSendRate: options.sesMaxSendRate, onSent: (request, answer) => simulate?.(request, answer), onEngagement: (event) => engaged?.(event) }),
       );
       cleanups.push(() => ses.close());
       sesUrl = ses.endpoint;
@@ -229,6 +231,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     // Only the stack's own emulator is watched: with an external SES_ENDPOINT there is no simulator.
     if (emulator && options.mailboxSimulator !== false) simulate = lifecycle.simulate;
+    engaged = lifecycle.publishEvent;
     const sendUrl = `${apiUrl}${SEND_PATH}`;
     const settingsUrl = `${apiUrl}${SETTINGS_PAGE_PATH}`;
     const statusUrl = `${apiUrl}${STATUS_PATH}`;

@@ -73,7 +73,7 @@ export function simulatedEvents(send: SimulatedSend): SimulatedEvent[] {
   const mail = mailObject(send, recipients);
   const events: SimulatedEvent[] = [];
   const publish = (type: SesEventType, delayMs: number, body: Json) =>
-    events.push({ delayMs, type, event: envelope(type, { eventType: type, mail, ...body }, region, send.configurationSet) });
+    events.push({ delayMs, type, event: envelope(EVENTBRIDGE_DETAIL_TYPES[type], { eventType: type, mail, ...body }, region, send.configurationSet) });
   const at = (delay: number) => new Date(sentAt + delay).toISOString();
   const by = (wanted: Outcome[]) => recipients.filter((address) => wanted.includes(simulatedOutcome(address)));
 
@@ -117,6 +117,24 @@ export function simulatedEvents(send: SimulatedSend): SimulatedEvent[] {
   return events;
 }
 
+/** What a recipient did with a tracked message, as SES reports it (`open` / `click` of its event record). */
+export type Engagement =
+  | { readonly type: 'Open'; readonly open: { readonly ipAddress: string; readonly timestamp: string; readonly userAgent: string } }
+  | {
+      readonly type: 'Click';
+      readonly click: { readonly ipAddress: string; readonly timestamp: string; readonly userAgent: string; readonly link: string; readonly linkTags: Record<string, string[]> };
+    };
+
+/**
+ * The Open or Click event SES publishes when a recipient loads the pixel or follows a link of a
+ * message sent through a tracked configuration set (the local SES front's tracking endpoint).
+ */
+export function engagementEvent(send: SimulatedSend, engagement: Engagement): Record<string, unknown> {
+  const mail = mailObject(send, [...send.to, ...send.cc, ...send.bcc]);
+  const detail = engagement.type === 'Open' ? { eventType: 'Open', mail, open: engagement.open } : { eventType: 'Click', mail, click: engagement.click };
+  return envelope(engagement.type === 'Open' ? 'Email Opened' : 'Email Clicked', detail, send.region, send.configurationSet);
+}
+
 function mailObject(send: SimulatedSend, recipients: string[]): Json {
   const { from, subject, messageId, sentAt, region } = send;
   const fromDomain = bareAddress(from).split('@')[1] ?? '';
@@ -147,11 +165,11 @@ function mailObject(send: SimulatedSend, recipients: string[]): Json {
   };
 }
 
-function envelope(type: SesEventType, detail: Json, region: string, configurationSet: unknown): Record<string, unknown> {
+function envelope(detailType: string, detail: Json, region: string, configurationSet: unknown): Record<string, unknown> {
   return {
     version: '0',
     id: randomUUID(),
-    'detail-type': EVENTBRIDGE_DETAIL_TYPES[type],
+    'detail-type': detailType,
     source: 'aws.ses',
     account: ACCOUNT,
     time: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
