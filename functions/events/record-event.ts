@@ -13,7 +13,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { parseSesEvent } from '../shared/delivery/ses-event';
+import { parseEngagementEvent, parseSesEvent } from '../shared/delivery/ses-event';
 import type { ReputationThresholds } from '../shared/domain/reputation';
 import { judge } from '../shared/domain/reputation';
 import { pauseOrganization } from '../shared/reputation/pause-organization';
@@ -49,6 +49,12 @@ export async function recordEvent(body: string, deps: EventsDependencies): Promi
     parsed = undefined;
   }
   const event = parseSesEvent(parsed);
+  const engagement = event ? undefined : parseEngagementEvent(parsed);
+  if (engagement) {
+    // An open or a click says nothing about delivery: no state moves, nothing is suppressed or counted in reputation.
+    deps.logger.info('engagement event', { organizationId: engagement.organizationId, messageId: engagement.messageId, type: engagement.type });
+    return 'unchanged';
+  }
   if (!event) {
     // Not an SES event of ours (no message id or no Organization tag): retrying cannot change that.
     deps.logger.warn('ignored an event that is not an SES delivery event of this service');

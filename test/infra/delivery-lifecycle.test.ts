@@ -121,7 +121,7 @@ describe('events, queues and key', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: {
         source: ['aws.ses'],
-        'detail-type': ['Email Sent', 'Email Delivered', 'Email Bounced', 'Email Complaint Received', 'Email Rejected', 'Email Delivery Delayed', 'Email Rendering Failed'],
+        'detail-type': ['Email Sent', 'Email Delivered', 'Email Bounced', 'Email Complaint Received', 'Email Rejected', 'Email Delivery Delayed', 'Email Rendering Failed', 'Email Opened', 'Email Clicked'],
         detail: { mail: { tags: { 'ses:configuration-set': [{ Ref: id(stack, stack.configurationSet) }] } } },
       },
       Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalIdOf('SesEventsQueue'), 'Arn'] } })],

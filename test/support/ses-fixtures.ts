@@ -83,6 +83,26 @@ export const RECORDS: Record<string, Json> = {
     mail: mail({ headers: undefined, commonHeaders: undefined }),
     failure: { errorMessage: "Attribute 'attributeName' is not present in the rendering data.", templateName: 'MyTemplate' },
   },
+  Open: {
+    eventType: 'Open',
+    mail: mail(),
+    open: {
+      ipAddress: '192.0.2.1',
+      timestamp: '2017-08-09T22:00:19.652Z',
+      userAgent: 'Mozilla/5.0 (iPhone; CPU iPhone OS 10_3_3 like Mac OS X) AppleWebKit/603.3.8 (KHTML, like Gecko) Mobile/14G60',
+    },
+  },
+  Click: {
+    eventType: 'Click',
+    mail: mail(),
+    click: {
+      ipAddress: '192.0.2.1',
+      link: 'http://docs.aws.amazon.com/ses/latest/DeveloperGuide/send-email-smtp.html',
+      linkTags: { samplekey0: ['samplevalue0'], samplekey1: ['samplevalue1'] },
+      timestamp: '2017-08-09T23:51:25.570Z',
+      userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/60.0.3112.90 Safari/537.36',
+    },
+  },
 };
 
 /**
@@ -97,6 +117,8 @@ const DETAIL_TYPES: Record<string, string> = {
   Reject: 'Email Rejected',
   DeliveryDelay: 'Email Delivery Delayed',
   'Rendering Failure': 'Email Rendering Failed',
+  Open: 'Email Opened',
+  Click: 'Email Clicked',
 };
 
 /** The record in an EventBridge event, as the events queue receives it. */

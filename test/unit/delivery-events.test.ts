@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { RecipientState } from '../../functions/shared/delivery/recipient-state';
 import { messageStatus, supersedes } from '../../functions/shared/delivery/recipient-state';
-import { EVENTBRIDGE_DETAIL_TYPES, parseSesEvent } from '../../functions/shared/delivery/ses-event';
+import { EVENTBRIDGE_DETAIL_TYPES, parseEngagementEvent, parseSesEvent } from '../../functions/shared/delivery/ses-event';
 import { FIXTURE_MESSAGE_ID, FIXTURE_ORG, RECORDS, eventBridge, mail, variant } from '../support/ses-fixtures';
 
 describe('parseSesEvent (the SES developer guide\'s example records, through EventBridge)', () => {
@@ -34,7 +34,7 @@ describe('parseSesEvent (the SES developer guide\'s example records, through Eve
   it('gives a duplicate the same id, in a new envelope too, and different events different ids', () => {
     const first = parseSesEvent(eventBridge(RECORDS.Bounce!, 'envelope-1'))!;
     expect(parseSesEvent(eventBridge(RECORDS.Bounce!, 'envelope-2'))!.id).toBe(first.id);
-    const ids = Object.values(RECORDS).map((record) => parseSesEvent(eventBridge(record))!.id);
+    const ids = Object.values(RECORDS).map((record) => (parseSesEvent(eventBridge(record)) ?? parseEngagementEvent(eventBridge(record)))!.id);
     expect(new Set(ids).size).toBe(ids.length);
   });
 
@@ -54,10 +54,55 @@ describe('parseSesEvent (the SES developer guide\'s example records, through Eve
   it.each([
     ['no Organization tag (not sent by this service)', variant(RECORDS.Send!, (r) => delete r.mail.tags.OrganizationId)],
     ['no message id', variant(RECORDS.Send!, (r) => delete r.mail.messageId)],
-    ['an Open event (not recorded)', { eventType: 'Open', mail: mail(), open: {} }],
+    ['a Subscription event (not recorded)', { eventType: 'Subscription', mail: mail(), subscription: {} }],
     ['not an object', 'Email Sent'],
   ])('ignores %s', (_what, input) => {
     expect(parseSesEvent(typeof input === 'string' ? input : eventBridge(input))).toBeUndefined();
+    expect(parseEngagementEvent(typeof input === 'string' ? input : eventBridge(input))).toBeUndefined();
+  });
+});
+
+describe('parseEngagementEvent (SES Open and Click records)', () => {
+  it('reads an Open: who (the only recipient), when, with what user agent; no delivery state', () => {
+    expect(parseEngagementEvent(eventBridge(RECORDS.Open!))).toEqual({
+      id: expect.any(String),
+      type: 'Open',
+      messageId: FIXTURE_MESSAGE_ID,
+      organizationId: FIXTURE_ORG,
+      at: '2017-08-09T22:00:19.652Z',
+      destination: ['recipient@example.com'],
+      recipient: 'recipient@example.com',
+      userAgent: RECORDS.Open!.open.userAgent,
+      tags: {},
+      test: false,
+    });
+  });
+
+  it('reads a Click with the original link', () => {
+    expect(parseEngagementEvent(eventBridge(RECORDS.Click!))).toMatchObject({
+      type: 'Click',
+      at: '2017-08-09T23:51:25.570Z',
+      recipient: 'recipient@example.com',
+      url: 'http://docs.aws.amazon.com/ses/latest/DeveloperGuide/send-email-smtp.html',
+    });
+  });
+
+  it('attributes an event to no recipient when the message had several (SES does not say who)', () => {
+    const record = variant(RECORDS.Open!, (r) => (r.mail.destination = ['One@Example.com', 'two@example.com']));
+    expect(parseEngagementEvent(eventBridge(record))).toMatchObject({ recipient: undefined, destination: ['one@example.com', 'two@example.com'] });
+  });
+
+  it('leaves opens and clicks to parseEngagementEvent, so no reader of delivery state ever sees one', () => {
+    expect(parseSesEvent(eventBridge(RECORDS.Open!))).toBeUndefined();
+    expect(parseSesEvent(eventBridge(RECORDS.Click!))).toBeUndefined();
+    expect(parseEngagementEvent(eventBridge(RECORDS.Delivery!))).toBeUndefined();
+  });
+
+  it('gives a redelivered event the same id, and a second open a new one', () => {
+    const first = parseEngagementEvent(eventBridge(RECORDS.Open!, 'envelope-1'))!;
+    expect(parseEngagementEvent(eventBridge(RECORDS.Open!, 'envelope-2'))!.id).toBe(first.id);
+    const later = variant(RECORDS.Open!, (r) => (r.open.timestamp = '2017-08-09T22:05:00.000Z'));
+    expect(parseEngagementEvent(eventBridge(later))!.id).not.toBe(first.id);
   });
 });
 

@@ -15,9 +15,13 @@ import { ORGANIZATION_TAG, SERVICE_TAGS, TEMPLATE_TAGS } from '../mail/ses-messa
 import type { TemplateReference } from '../templates/template-rules';
 import type { DeliveryStatus, RecipientState } from './recipient-state';
 
-/** SES's `eventType` values the service records (opens, clicks and subscriptions are not tracked). */
-export const RECORDED_EVENT_TYPES = ['Send', 'Delivery', 'Bounce', 'Complaint', 'Reject', 'DeliveryDelay', 'Rendering Failure'] as const;
+/** SES's `eventType` values the service records (subscription events are not). */
+export const RECORDED_EVENT_TYPES = ['Send', 'Delivery', 'Bounce', 'Complaint', 'Reject', 'DeliveryDelay', 'Rendering Failure', 'Open', 'Click'] as const;
 export type SesEventType = (typeof RECORDED_EVENT_TYPES)[number];
+/** Opens and clicks say what a reader did, not where the message is: they never move a recipient's delivery state. */
+export const ENGAGEMENT_EVENT_TYPES = ['Open', 'Click'] as const;
+export type EngagementEventType = (typeof ENGAGEMENT_EVENT_TYPES)[number];
+export type DeliveryEventType = Exclude<SesEventType, EngagementEventType>;
 
 /** EventBridge's `detail-type` for each (the rule in the stack matches exactly these). */
 export const EVENTBRIDGE_DETAIL_TYPES: Record<SesEventType, string> = {
@@ -28,6 +32,8 @@ export const EVENTBRIDGE_DETAIL_TYPES: Record<SesEventType, string> = {
   Reject: 'Email Rejected',
   DeliveryDelay: 'Email Delivery Delayed',
   'Rendering Failure': 'Email Rendering Failed',
+  Open: 'Email Opened',
+  Click: 'Email Clicked',
 };
 
 export interface RecipientChange extends RecipientState {
@@ -38,7 +44,7 @@ export interface RecipientChange extends RecipientState {
 export interface DeliveryEvent {
   /** Stable across SES's duplicates of the same event: the webhook id and the store's last tie-breaker. */
   readonly id: string;
-  readonly type: SesEventType;
+  readonly type: DeliveryEventType;
   readonly messageId: string;
   readonly organizationId: string;
   /** When it happened (the event's own timestamp; the send time for Send and Reject). */
@@ -52,6 +58,32 @@ export interface DeliveryEvent {
   /** Addresses to put on the Organization's suppression list: permanent bounces and complaints (never for a test message). */
   readonly suppress: { readonly reason: 'Bounce' | 'Complaint'; readonly addresses: readonly string[] } | undefined;
   /** A test-mode message (domain/test-mode.ts): recorded and reported, but never counted in reputation nor suppressed. */
+  readonly test: boolean;
+}
+
+/**
+ * An `Open` or `Click` (SES's `open` / `click` objects). SES does not say which recipient opened
+ * or clicked, only which message: the event is the recipient's when the message had exactly one,
+ * and the message's alone otherwise.
+ */
+export interface EngagementEvent {
+  /** Stable across SES's duplicates of the same event (the claim that counts it once, and the webhook id). */
+  readonly id: string;
+  readonly type: EngagementEventType;
+  readonly messageId: string;
+  readonly organizationId: string;
+  /** When the reader opened or clicked (the event's own timestamp). */
+  readonly at: string;
+  /** The message's recipients (lower-case), as `mail.destination` lists them. */
+  readonly destination: readonly string[];
+  /** The one recipient it is attributed to: set only when the message had exactly one. */
+  readonly recipient: string | undefined;
+  /** The user agent that fetched the pixel or followed the link ('' when SES gives none). */
+  readonly userAgent: string;
+  /** The link followed (clicks only): the original URL, as the sender wrote it. */
+  readonly url?: string;
+  readonly tags: Readonly<Record<string, string>>;
+  readonly template?: TemplateReference;
   readonly test: boolean;
 }
 
@@ -103,7 +135,7 @@ interface Reading {
 }
 
 /** What each event type says: the status, its time, whom it concerns, and the detail worth keeping. */
-function read(type: SesEventType, record: Json, destination: string[]): Reading {
+function read(type: DeliveryEventType, record: Json, destination: string[]): Reading {
   switch (type) {
     case 'Send':
       return { status: 'Sent', at: undefined, recipients: destination, detail: null };
@@ -149,24 +181,36 @@ function read(type: SesEventType, record: Json, destination: string[]): Reading 
   }
 }
 
-/** The SES record of an EventBridge event (or an SES record itself); undefined when it is not one the service records. */
-export function parseSesEvent(input: unknown): DeliveryEvent | undefined {
+const isEngagementType = (type: unknown): type is EngagementEventType => (ENGAGEMENT_EVENT_TYPES as readonly unknown[]).includes(type);
+
+/** The SES record, its type, message and Organization; undefined when it is not one the service records. */
+function recordOf(input: unknown): { envelope: Json; record: Json; mail: Json; type: SesEventType; messageId: string; organizationId: string } | undefined {
   const envelope = object(input);
   const record = isObject(envelope.detail) ? envelope.detail : envelope;
   const type = (RECORDED_EVENT_TYPES as readonly unknown[]).includes(record.eventType) ? (record.eventType as SesEventType) : undefined;
   const mail = object(record.mail);
   const messageId = text(mail.messageId);
   const organizationId = tagOf(mail, ORGANIZATION_TAG)?.toLowerCase();
-  if (!type || !messageId || !organizationId) return undefined;
+  return type && messageId && organizationId ? { envelope, record, mail, type, messageId, organizationId } : undefined;
+}
+
+/** SES may publish an event twice, each time in a new EventBridge envelope; what it says is the same. */
+const idOf = (parts: readonly string[]) => createHash('sha256').update(parts.join('\n')).digest('base64url').slice(0, 32);
+
+/**
+ * The SES record of an EventBridge event (or an SES record itself) that moves recipients' delivery
+ * state; undefined when it is not one the service records, or is an open or click (see
+ * `parseEngagementEvent`).
+ */
+export function parseSesEvent(input: unknown): DeliveryEvent | undefined {
+  const found = recordOf(input);
+  if (!found || isEngagementType(found.type)) return undefined;
+  const { envelope, record, mail, type, messageId, organizationId } = found;
 
   const reading = read(type, record, addressesOf(mail.destination));
   const at = reading.at ?? text(mail.timestamp) ?? text(envelope.time) ?? new Date(0).toISOString();
   const recipients = [...new Set(reading.recipients)];
-  // SES may publish an event twice, each time in a new EventBridge envelope; what it says is the same.
-  const id = createHash('sha256')
-    .update([messageId, type, at, reading.feedbackId ?? '', recipients.join(',')].join('\n'))
-    .digest('base64url')
-    .slice(0, 32);
+  const id = idOf([messageId, type, at, reading.feedbackId ?? '', recipients.join(',')]);
   return {
     id,
     type,
@@ -178,6 +222,33 @@ export function parseSesEvent(input: unknown): DeliveryEvent | undefined {
     tags: clientTagsOf(mail),
     ...templateOf(mail),
     suppress: reading.suppress && recipients.length > 0 && !isTestMessageId(messageId) ? { reason: reading.suppress, addresses: recipients } : undefined,
+    test: isTestMessageId(messageId),
+  };
+}
+
+/** An `Open` or `Click` record (EventBridge-wrapped or bare); undefined for any other. */
+export function parseEngagementEvent(input: unknown): EngagementEvent | undefined {
+  const found = recordOf(input);
+  if (!found || !isEngagementType(found.type)) return undefined;
+  const { envelope, record, mail, type, messageId, organizationId } = found;
+  const detail = object(type === 'Open' ? record.open : record.click);
+  const at = text(detail.timestamp) ?? text(envelope.time) ?? text(mail.timestamp) ?? new Date(0).toISOString();
+  const userAgent = text(detail.userAgent) ?? '';
+  const url = type === 'Click' ? text(detail.link) : undefined;
+  const destination = [...new Set(addressesOf(mail.destination))];
+  return {
+    // Two reads by the same agent from the same address at the same millisecond are one event.
+    id: idOf([messageId, type, at, userAgent, text(detail.ipAddress) ?? '', url ?? '']),
+    type,
+    messageId,
+    organizationId,
+    at,
+    destination,
+    recipient: destination.length === 1 ? destination[0] : undefined,
+    userAgent,
+    ...(url !== undefined && { url }),
+    tags: clientTagsOf(mail),
+    ...templateOf(mail),
     test: isTestMessageId(messageId),
   };
 }
