@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { fireSchedule } from '../../functions/scheduled/fire';
+import { TestMailer } from '../../functions/shared/mail/test-mailer';
 import { SesMailer } from '../../functions/shared/mail/ses-mailer';
 import { createSesClient } from '../../functions/shared/runtime/clients';
 import type { ScheduleTimer } from '../../functions/shared/schedules/timer';
@@ -107,6 +108,19 @@ describe('the configuration set of each message', () => {
     expect(sendsOf(subject)).toEqual([{ set: `${BASE}-track-clicks`, html: '<a ses:no-track href="https://example.com/alice">me</a>' }]);
   });
 
+  it('holds an Idempotency-Key to its Tracking: the same key with other tracking is another request (422), sending nothing', async () => {
+    const tenant = await harness.tenant();
+    const subject = `idempotent ${randomUUID()}`;
+    const key = { 'idempotency-key': randomUUID() };
+    const first = await harness.invoke({ headers: authorised(tenant, key), body: sendBody(tenant, [message({ Subject: subject, Tracking: { Opens: true } })]) }, { mailer });
+    expect(first.statusCode).toBe(200);
+    const other = await harness.invoke({ headers: authorised(tenant, key), body: sendBody(tenant, [message({ Subject: subject })]) }, { mailer });
+    expect(other.statusCode).toBe(422);
+    const replay = await harness.invoke({ headers: authorised(tenant, key), body: sendBody(tenant, [message({ Subject: subject, Tracking: { Opens: true } })]) }, { mailer });
+    expect(replay.headers['Idempotent-Replayed']).toBe('true');
+    expect(sendsOf(subject)).toEqual([{ set: `${BASE}-track-opens`, html: undefined }]);
+  });
+
   it('refuses a bad Tracking with its pointer and sends nothing of the request', async () => {
     const tenant = await harness.tenant();
     const subject = `refused ${randomUUID()}`;
@@ -138,5 +152,22 @@ describe('a scheduled message', () => {
     await defaults.set(tenant.organizationId, { opens: true, clicks: false });
     for (const { ScheduleId } of result.body.Messages) expect(await fire(ScheduleId)).toEqual({ kind: 'done', state: 'Sent' });
     expect(subjects.map((s) => sendsOf(s)[0]?.set)).toEqual([`${BASE}-track-clicks`, BASE]);
+  });
+});
+
+describe('test mode', () => {
+  it('names the tracked set in the simulated events, as a live send would, and simulates no open or click', async () => {
+    const tenant = await harness.tenant();
+    const { key } = await harness.admin.rotateKey(tenant.userId, { test: true });
+    const keyed = { ...tenant, apiKey: key };
+    const published: Record<string, any>[] = [];
+    const testMailer = new TestMailer({ publish: async (events) => void published.push(...events) }, { region: 'us-east-1', configurationSet: BASE });
+    const result = await harness.invoke({ headers: authorised(keyed), body: sendBody(keyed, [message({ Tracking: { Opens: true, Clicks: true } }), message()]) }, { testMailer });
+    expect(result.body.Messages.map((m: { MessageId: string }) => m.MessageId)).toEqual([expect.stringMatching(/^test-/), expect.stringMatching(/^test-/)]);
+    const setOf = (messageId: string) => [...new Set(published.filter((e) => e.detail.mail.messageId === messageId).map((e) => e.detail.mail.tags['ses:configuration-set'][0]))];
+    expect(setOf(result.body.Messages[0].MessageId)).toEqual([`${BASE}-track-opens-clicks`]);
+    expect(setOf(result.body.Messages[1].MessageId)).toEqual([BASE]);
+    expect(published.map((e) => e.detail.eventType)).not.toContain('Open');
+    expect(published.map((e) => e.detail.eventType)).not.toContain('Click');
   });
 });

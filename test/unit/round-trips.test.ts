@@ -16,7 +16,7 @@ const TABLE = 'round-trips';
 const ORG = '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10';
 const OTHER_ORG = '0b6f9a52-3f0e-4a8e-9d1b-5c7e2a4d8f10';
 
-type AttributeValue = { S: string } | { SS: string[] };
+type AttributeValue = { S: string } | { SS: string[] } | { M: Record<string, { BOOL: boolean }> };
 type WireItem = Record<string, AttributeValue>;
 
 interface WireRequest {
@@ -38,13 +38,17 @@ function wireCountedStore(items: readonly WireItem[], options: { unprocessed?: r
       const request = args.request as { headers: Record<string, string>; body: string | Uint8Array };
       const operation = String(request.headers['x-amz-target']).split('.')[1] ?? 'unknown';
       const text = typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body);
-      const body = JSON.parse(text) as { RequestItems: Record<string, { Keys: { pk: { S: string } }[] }> };
-      const keys = (body.RequestItems?.[TABLE]?.Keys ?? []).map((key) => key.pk.S);
+      const body = JSON.parse(text) as { RequestItems: Record<string, { Keys: { pk: { S: string } }[]; ProjectionExpression?: string; ExpressionAttributeNames?: Record<string, string> }> };
+      const asked = body.RequestItems?.[TABLE];
+      const keys = (asked?.Keys ?? []).map((key) => key.pk.S);
+      // Only the attributes the projection names come back, as from DynamoDB.
+      const projected = asked?.ProjectionExpression?.split(',').map((name) => asked.ExpressionAttributeNames?.[name.trim()] ?? name.trim());
+      const project = (item: WireItem): WireItem => (projected ? Object.fromEntries(Object.entries(item).filter(([name]) => projected.includes(name))) : item);
       requests.push({ operation, keys });
       const unread = keys.filter((pk) => leaveUnread.delete(pk));
       const found = items.filter((item) => 'S' in item.pk! && keys.includes(item.pk.S) && !unread.includes(item.pk.S));
       const answer = {
-        Responses: { [TABLE]: found },
+        Responses: { [TABLE]: found.map(project) },
         UnprocessedKeys: unread.length > 0 ? { [TABLE]: { Keys: unread.map((pk) => ({ pk: { S: pk }, sk: { S: pk.split('#')[0] } })) } } : {},
       };
       return {
@@ -95,6 +99,16 @@ describe('auth path DynamoDB round trips', () => {
       expect((await authoriseOrganization(again, ORG, cached)).organizationId).toBe(ORG);
     }
     expect(requests).toEqual([]);
+  });
+
+  it('brings the Organization\'s default tracking with the Organization, in the same three requests', async () => {
+    const apiKey = generateApiKey();
+    const items = tenantItems(apiKey);
+    const org = { ...items[2]!, tracking: { M: { opens: { BOOL: true }, clicks: { BOOL: false } } } };
+    const { store, requests } = wireCountedStore([items[0]!, items[1]!, org]);
+    const organization = await authoriseOrganization(await authenticate(apiKey, store), ORG, store);
+    expect(organization.tracking).toEqual({ opens: true, clicks: false });
+    expect(requests.map((r) => r.keys)).toEqual([[keyPk(apiKey)], [userPk], [itemKey.organization(ORG).pk]]);
   });
 
   it('makes three requests per authorised request when the cache is off', async () => {
