@@ -5,7 +5,7 @@
  * Used by `npm start`, the tests and the benchmark, so they all run the same parts.
  */
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -41,25 +41,71 @@ export function listening(server: Server, port: number): Promise<number> {
   });
 }
 
-/** How long closing dynalite waits for requests in flight before it cuts their connections. */
-const DRAIN_MS = 2_000;
+/** How long closing dynalite waits for requests in flight before it closes anyway. */
+const DRAIN_MS = 30_000;
+
+/**
+ * dynalite closes its database once its server has closed, and throws from its own callbacks
+ * (ending the process) if it is still serving a request then. A connection closing says nothing
+ * about that: the client of a request dynalite is still working on may have given up (an SDK
+ * timeout on a busy machine). So requests are gated: each one handed to dynalite counts until
+ * dynalite ends its response (or its body never arrived, so dynalite never starts it), and once
+ * closing has begun new ones are refused with 503 instead of being handed over.
+ */
+function drainable(server: Server): () => Promise<void> {
+  const handlers = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  server.removeAllListeners('request');
+  let closing = false;
+  let serving = 0;
+  let drained: (() => void) | undefined;
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (closing) {
+      res.writeHead(503, { connection: 'close' }).end();
+      return;
+    }
+    serving++;
+    let counted = true;
+    const done = () => {
+      if (!counted) return;
+      counted = false;
+      if (--serving === 0) drained?.();
+    };
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.end = ((...args: unknown[]) => {
+      done();
+      return end(...args);
+    }) as ServerResponse['end'];
+    req.on('close', () => {
+      if (!req.complete) done();
+    });
+    for (const handler of handlers) handler.call(server, req, res);
+  });
+  return async () => {
+    closing = true;
+    if (serving > 0) {
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(resolve, DRAIN_MS);
+        drained = () => {
+          clearTimeout(force);
+          resolve();
+        };
+      });
+    }
+  };
+}
 
 /** Starts dynalite on 127.0.0.1; `path` persists data there, otherwise it lives in memory. */
 export async function startDynamoDb(options: { port?: number; path?: string } = {}): Promise<RunningService> {
   const server: Server = guardHost(dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.path && { path: options.path }) }));
+  const drain = drainable(server);
   const port = await listening(server, options.port ?? 0);
-  // dynalite closes its database when the server closes, and throws from its own callbacks (ending
-  // the process) if a request is still being served then: let requests in flight finish first.
-  const close = () =>
-    new Promise<void>((resolve, reject) => {
-      const force = setTimeout(() => server.closeAllConnections?.(), DRAIN_MS);
-      server.close((error) => {
-        clearTimeout(force);
-        if (error) reject(error);
-        else resolve();
-      });
-      server.closeIdleConnections?.();
+  const close = async () => {
+    await drain();
+    await new Promise<void>((resolve, reject) => {
+      server.close((error) => (error ? reject(error) : resolve()));
+      server.closeAllConnections?.();
     });
+  };
   return { endpoint: `http://${LOOPBACK}:${port}`, port, close };
 }
 

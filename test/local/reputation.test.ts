@@ -128,7 +128,7 @@ describe('an Organization whose mail is complained about', () => {
   it('is paused after 25 complaints', async () => {
     const complained = await provisionTenant(env);
     expect((await sendEach(complained, Array.from({ length: 25 }, (_, i) => SIM(`complaint+${i}`)), 'Newsletter')).status).toBe(200);
-    const { shown } = await showWhen(complained, (s) => s.paused === true, 5_000);
+    const { shown } = await showWhen(complained, (s) => s.paused === true, 15_000);
     expect(shown.pausedReason).toMatch(/^complaint rate [\d.]+ % \(\d+ of \d+ recipients in the last 7 days\) is at or above 0.1 %$/);
     const human = await admin(env, 'org', 'show', '--org', complained.organizationId);
     expect(human.stdout).toContain(`PAUSED since ${shown.pausedAt}: ${shown.pausedReason}`);
