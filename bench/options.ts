@@ -23,6 +23,8 @@ export interface BenchOptions {
   readonly templatesOnly: boolean;
   /** Only the scale comparison (bench/scale.ts): 50 Organizations on two instances, budget on against off. */
   readonly scaleOnly: boolean;
+  /** Only the tracking figures (bench/tracking.ts): rewriting a 100 KB tracked message, and an untracked send with and without the tracker. */
+  readonly trackingOnly: boolean;
 }
 
 interface Spec {
@@ -80,6 +82,9 @@ export function helpText(): string {
     '                          one-message requests from --connections loops for --duration s, the send budget',
     '                          on (SES_MAX_SEND_RATE 1000) against off; writes per item, largest item, p50/p99',
     '                          (about a minute)',
+    '  --tracking              only the open and click tracking figures: a tracked 100 KB HTML message rewritten',
+    '                          by the local SES front (p50), and an untracked send through the front with and',
+    '                          without the tracker (ratio of medians); 5 x --runs of each (seconds)',
     '  -h, --help              this text',
     '',
     'Exit status: 0 when the run completed, even with targets missed (it is a report); 1 on a',
@@ -105,6 +110,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
       'rate-only': { type: 'boolean' },
       templates: { type: 'boolean' },
       scale: { type: 'boolean' },
+      tracking: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -136,5 +142,5 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
         });
   if (sweep.length > 8) throw new OptionsError('--sweep takes at most 8 values');
 
-  return { ...numbers, sweep: [...new Set(sweep)], rateOnly: values['rate-only'] === true || env.BENCH_RATE_ONLY === '1', templatesOnly: values.templates === true || env.BENCH_TEMPLATES_ONLY === '1', scaleOnly: values.scale === true || env.BENCH_SCALE_ONLY === '1', out: (values.out as string | undefined) ?? env.BENCH_OUT ?? DEFAULT_OUT };
+  return { ...numbers, sweep: [...new Set(sweep)], rateOnly: values['rate-only'] === true || env.BENCH_RATE_ONLY === '1', templatesOnly: values.templates === true || env.BENCH_TEMPLATES_ONLY === '1', scaleOnly: values.scale === true || env.BENCH_SCALE_ONLY === '1', trackingOnly: values.tracking === true || env.BENCH_TRACKING_ONLY === '1', out: (values.out as string | undefined) ?? env.BENCH_OUT ?? DEFAULT_OUT };
 }

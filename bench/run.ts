@@ -30,6 +30,8 @@ import { apiClient, directSes } from './traffic';
 import { round } from './stats';
 import { measureTemplates, renderTemplates } from './templates';
 import { measureScale, renderScale } from './scale';
+import type { TrackingBench } from './tracking';
+import { measureTracking, renderTracking } from './tracking';
 
 const REGION = 'us-east-1';
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -94,8 +96,19 @@ async function runScaleOnly(options: BenchOptions): Promise<void> {
   process.stdout.write(`\n${renderScale(result)}\n\n${availableParallelism()} CPUs · load average ${load}\nFigures written to ${relative(process.cwd(), outFile)}\n`);
 }
 
+async function runTrackingOnly(options: BenchOptions): Promise<void> {
+  prepareEnvironment();
+  const result = await measureTracking({ runs: options.runs * 5 }, progress);
+  const outFile = resolve(options.out);
+  await mkdir(dirname(outFile), { recursive: true });
+  const load = loadavg().map((n) => round(n, 2)).join(' ');
+  await writeFile(outFile, `${JSON.stringify({ schema: 'email-send-api/bench-tracking/1', at: new Date().toISOString(), loadAverage: load, tracking: result }, null, 2)}\n`);
+  process.stdout.write(`\n${renderTracking(result)}\n\n${availableParallelism()} CPUs · load average ${load}\nFigures written to ${relative(process.cwd(), outFile)}\n`);
+}
+
 async function run(options: BenchOptions): Promise<void> {
   if (options.rateOnly) return runRateOnly(options);
+  if (options.trackingOnly) return runTrackingOnly(options);
   if (options.templatesOnly) return runTemplatesOnly(options);
   if (options.scaleOnly) return runScaleOnly(options);
   const started = new Date();
@@ -188,6 +201,8 @@ async function run(options: BenchOptions): Promise<void> {
   const rate = await measureRate(progress);
   progress('sharing the account rate between Organizations: four scenarios…');
   const fairness = await measureFairness(progress);
+  progress('open and click tracking: rewriting a tracked 100 KB message, and untracked sends with and without the tracker…');
+  const tracking = await measureTracking({ runs: options.runs * 5 }, progress);
 
   // Last, with the emulators gone: fresh processes are the most sensitive to a busy machine.
   progress(`cold init: bundling and importing each bundle in ${options.coldRuns} fresh node processes…`);
@@ -203,7 +218,7 @@ async function run(options: BenchOptions): Promise<void> {
   });
   clearTimeout(watchdog);
 
-  const results: BenchResults & { rate: RateScenario[]; fairness: FairnessScenario[] } = { ...measured, coldStart, rate, fairness };
+  const results: BenchResults & { rate: RateScenario[]; fairness: FairnessScenario[]; tracking: TrackingBench } = { ...measured, coldStart, rate, fairness, tracking };
   const targets = checkTargets(results);
   const finished = new Date();
   const environment = {
@@ -239,6 +254,7 @@ async function run(options: BenchOptions): Promise<void> {
   const sweepTable = renderSweep(results);
   if (sweepTable) out.push(`SEND_CONCURRENCY sweep (${options.batchSize} messages, median of ${results.sweep[0]?.api.n ?? 0}):`, '', sweepTable, '');
   out.push(rateReport(rate, fairness), '');
+  out.push(renderTracking(tracking), '');
   out.push(renderTargets(targets), '', `Figures written to ${relative(process.cwd(), outFile)} (and ${relative(process.cwd(), stamped)})`);
   process.stdout.write(`${out.join('\n')}\n`);
 }

@@ -64,11 +64,10 @@ export function pixelTag(url: string): string {
 /** With `urls` undefined, only the `ses:no-track` attributes go. */
 function rewriteLinks(html: string, urls: TrackingUrls | undefined, links: string[]): string {
   return html.replace(LINK_TAG, (tag) => {
-    // Attributes start after the tag name; the name itself has no whitespace.
-    const nameEnd = tag.search(/[\s/>]/);
-    let href: { start: number; end: number; url: string } | undefined;
+    let href: { start: number; end: number; space: string; url: string } | undefined;
     let noTrack: { start: number; end: number } | undefined;
-    ATTRIBUTE.lastIndex = nameEnd;
+    // Attributes start after the tag name (`a` or `area`, whichever LINK_TAG matched).
+    ATTRIBUTE.lastIndex = tag.charCodeAt(2) === 0x72 || tag.charCodeAt(2) === 0x52 ? 5 : 2;
     for (let match = ATTRIBUTE.exec(tag); match; match = ATTRIBUTE.exec(tag)) {
       const name = match[2]?.toLowerCase();
       if (name === NO_TRACK) noTrack = { start: match.index, end: match.index + match[0].length };
@@ -76,14 +75,13 @@ function rewriteLinks(html: string, urls: TrackingUrls | undefined, links: strin
         // The first href is the one a browser follows; its value is the last group that matched.
         const value = match[3] ?? match[4] ?? match[5];
         if (value === undefined) continue;
-        href = { start: match.index, end: match.index + match[0].length, url: decodeAttribute(value) };
+        href = { start: match.index, end: match.index + match[0].length, space: match[1] ?? ' ', url: decodeAttribute(value) };
       }
     }
     if (noTrack) return tag.slice(0, noTrack.start) + tag.slice(noTrack.end);
     if (!urls || !href || !TRACKABLE.test(href.url)) return tag;
     const index = links.push(href.url) - 1;
-    const leading = /^\s+/.exec(tag.slice(href.start))?.[0] ?? ' ';
-    return `${tag.slice(0, href.start)}${leading}href="${urls.click(index)}"${tag.slice(href.end)}`;
+    return `${tag.slice(0, href.start)}${href.space}href="${urls.click(index)}"${tag.slice(href.end)}`;
   });
 }
 

@@ -6,15 +6,18 @@
  * The tracking endpoint is served by the same front, on the viewer's origin:
  *
  * - `GET /track/open/<ref>/<sig>`: the pixel; records an Open and answers a 1x1 GIF;
- * - `GET /track/click/<ref>/<n>/<sig>`: the n-th link; records a Click and answers 302 to the
- *   link's original URL.
+ * - `GET /track/click/<ref>/<sig>/<n>.<token>`: the n-th link; records a Click and answers 302 to
+ *   the link's original URL.
  *
- * `<ref>` is a random reference drawn for the message, `<sig>` an HMAC-SHA256 of what the URL
- * names under a key drawn at each start, compared in constant time. A URL whose signature does not
- * match, or whose reference this front does not know (another start's, or one of the oldest past
- * the last 10,000 tracked messages), is answered 404 with no `Location`: the endpoint redirects
- * only to URLs that were in a message it sent, so it is no open redirect. The original URLs are
- * kept here, never in the URL, so nobody can learn or alter them from outside.
+ * `<ref>` is a random reference drawn for the message, `<sig>` its HMAC-SHA256 under a key drawn
+ * at each start; each link has a random 64-bit `<token>` of its own (one HMAC per link would cost
+ * a 300-link newsletter a millisecond; random bytes drawn 64 links at a time cost next to
+ * nothing). Both are compared in constant time. A URL whose signature or token does not match, or
+ * whose reference this front does not know (another start's, or one of the oldest past the last
+ * 10,000 tracked messages), is answered 404 with no `Location`: the endpoint redirects only to
+ * URLs that were in a message it sent, so it is no open redirect, and a link's number cannot be
+ * changed to reach another. The original URLs are kept here, never in the URL, so nobody can
+ * learn or alter them from outside.
  *
  * Each recorded Open and Click is the event SES publishes (functions/shared/delivery/
  * mailbox-simulator.ts builds it), with the request's User-Agent and address, handed at once to
@@ -39,8 +42,20 @@ export const TRACKING_PATH = '/track/';
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 /** Tracked messages remembered (then the oldest's URLs answer 404, as an unknown one does). */
 const KEPT = 10_000;
-/** Every tracked set's name ends in one of `track-opens`, `track-clicks`, `track-opens-clicks`. */
-const TRACKED_MARK = Buffer.from('track-');
+/**
+ * The configuration set key as the SDK writes it. Inside a JSON string every `"` is escaped, so
+ * this can only be the key itself: an untracked send costs one search of its bytes, no parse.
+ */
+const SET_KEY = Buffer.from('"ConfigurationSetName":"');
+
+function configurationSetIn(body: Buffer): string | undefined {
+  const at = body.indexOf(SET_KEY);
+  if (at === -1) return undefined;
+  const end = body.indexOf(0x22, at + SET_KEY.length);
+  return end === -1 ? undefined : body.toString('utf8', at + SET_KEY.length, end);
+}
+
+const tracked = (tracking: Tracking) => tracking.opens || tracking.clicks;
 
 type Json = Record<string, any>;
 
@@ -69,8 +84,20 @@ export interface Tracker {
 
 interface Reference {
   readonly send: SimulatedSend;
+  /** Each link's original URL and its token, by number. */
   readonly links: readonly string[];
+  readonly tokens: readonly string[];
   readonly ownSend: boolean;
+}
+
+const TOKEN_BYTES = 8;
+const TOKENS_AT_ONCE = 64;
+
+/** Constant-time equality of two strings (of any lengths). */
+function same(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 export function createTracker(options: TrackerOptions): Tracker {
@@ -85,13 +112,8 @@ export function createTracker(options: TrackerOptions): Tracker {
     res.end(body);
   };
 
-  /** The reference a signed path names, when the signature is this start's and the reference known. */
-  const verified = (signed: string, signature: string, id: string): Reference | undefined => {
-    const expected = Buffer.from(sign(signed));
-    const given = Buffer.from(signature);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
-    return references.get(id);
-  };
+  /** The message a path names, when its signature is this start's and the reference known. */
+  const verified = (id: string, signature: string): Reference | undefined => (same(signature, sign(id)) ? references.get(id) : undefined);
 
   const engagement = (req: IncomingMessage) => ({
     ipAddress: (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, ''),
@@ -105,7 +127,7 @@ export function createTracker(options: TrackerOptions): Tracker {
 
   return {
     prepare(body) {
-      if (body.indexOf(TRACKED_MARK) === -1) return undefined;
+      if (!tracked(trackingOfConfigurationSet(configurationSetIn(body)))) return undefined;
       let request: Json;
       try {
         request = JSON.parse(body.toString('utf8')) as Json;
@@ -114,12 +136,20 @@ export function createTracker(options: TrackerOptions): Tracker {
       }
       const tracking = trackingOfConfigurationSet(typeof request.ConfigurationSetName === 'string' ? request.ConfigurationSetName : undefined);
       const html = request.Content?.Simple?.Body?.Html;
-      if ((!tracking.opens && !tracking.clicks) || typeof html?.Data !== 'string') return undefined;
+      if (!tracked(tracking) || typeof html?.Data !== 'string') return undefined;
       const id = randomBytes(16).toString('base64url');
+      const signed = `${id}/${sign(id)}`;
       const origin = `${options.origin()}${TRACKING_PATH}`;
+      const tokens: string[] = [];
+      let pool = Buffer.alloc(0);
       const rewritten = rewriteHtml(html.Data, tracking, {
-        open: `${origin}open/${id}/${sign(`open/${id}`)}`,
-        click: (index) => `${origin}click/${id}/${index}/${sign(`click/${id}/${index}`)}`,
+        open: `${origin}open/${signed}`,
+        click: (index) => {
+          const at = (index % TOKENS_AT_ONCE) * TOKEN_BYTES;
+          if (at === 0) pool = randomBytes(TOKENS_AT_ONCE * TOKEN_BYTES);
+          tokens[index] = pool.toString('base64url', at, at + TOKEN_BYTES);
+          return `${origin}click/${signed}/${index}.${tokens[index]}`;
+        },
       });
       html.Data = rewritten.html;
       return {
@@ -133,7 +163,7 @@ export function createTracker(options: TrackerOptions): Tracker {
             return;
           }
           if (typeof messageId !== 'string') return;
-          references.set(id, { send: simulatedSendOf(request, messageId, options.region, now()), links: rewritten.links, ownSend });
+          references.set(id, { send: simulatedSendOf(request, messageId, options.region, now()), links: rewritten.links, tokens, ownSend });
           if (references.size > KEPT) references.delete(references.keys().next().value as string);
         },
       };
@@ -146,16 +176,17 @@ export function createTracker(options: TrackerOptions): Tracker {
       if (req.method !== 'GET') notFound(res);
       else if (parts[0] === 'open' && parts.length === 3) {
         const [, id = '', signature = ''] = parts;
-        const reference = verified(`open/${id}`, signature, id);
+        const reference = verified(id, signature);
         if (!reference) return (notFound(res), true);
         record(reference, { type: 'Open', open: engagement(req) });
         res.writeHead(200, { 'Content-Type': 'image/gif', 'Content-Length': PIXEL.length, 'Cache-Control': 'no-store, max-age=0' });
         res.end(PIXEL);
       } else if (parts[0] === 'click' && parts.length === 4) {
-        const [, id = '', index = '', signature = ''] = parts;
-        const reference = /^\d{1,6}$/.test(index) ? verified(`click/${id}/${index}`, signature, id) : undefined;
+        const [, id = '', signature = '', named = ''] = parts;
+        const [, index = '', token = ''] = /^(\d{1,6})\.(.+)$/.exec(named) ?? [];
+        const reference = verified(id, signature);
         const link = reference?.links[Number(index)];
-        if (!reference || link === undefined) return (notFound(res), true);
+        if (!reference || link === undefined || !same(token, reference.tokens[Number(index)] ?? '')) return (notFound(res), true);
         record(reference, { type: 'Click', click: { ...engagement(req), link, linkTags: {} } });
         res.writeHead(302, { Location: link, 'Content-Length': 0, 'Cache-Control': 'no-store' });
         res.end();

@@ -15,7 +15,7 @@ const BASE = 'EmailApi-Local';
 const HTML = [
   '<html><body><p>Your order is <a href="https://shop.example/order?id=7&amp;ref=mail">here</a>.</p>',
   '<p><a href="mailto:help@shop.example">Mail us</a> or <a href="tel:+15555550100">call</a>, <a href="#terms">terms</a>.</p>',
-  '<p><a ses:no-track href="https://shop.example/account">Your account</a></p></body></html>',
+  '<p><a ses:no-track href="https://shop.example/account">Your account</a> <a href="https://shop.example/help">Help</a></p></body></html>',
 ].join('\n');
 const TEXT = 'Your order: https://shop.example/order?id=7';
 
@@ -74,7 +74,7 @@ describe('the local SES front, tracking opens and clicks', () => {
     expect(stored.body.text).toBe(TEXT);
     const urls = trackingUrls(html);
     expect(urls.filter((url) => url.includes('/track/open/'))).toHaveLength(opens ? 1 : 0);
-    expect(urls.filter((url) => url.includes('/track/click/'))).toHaveLength(clicks ? 1 : 0);
+    expect(urls.filter((url) => url.includes('/track/click/'))).toHaveLength(clicks ? 2 : 0);
     if (opens) expect(html).toMatch(/<img src="[^"]+\/track\/open\/[^"]+" width="1" height="1"[^>]*\/><\/body><\/html>$/);
     expect(html.includes('https://shop.example/order')).toBe(!clicks);
     for (const kept of ['<a href="mailto:help@shop.example">', '<a href="tel:+15555550100">', '<a href="#terms">', '<a href="https://shop.example/account">']) expect(html).toContain(kept);
@@ -83,7 +83,9 @@ describe('the local SES front, tracking opens and clicks', () => {
 
   it('records an Open for the pixel and a Click with a 302 to the original URL, as SES publishes them', async () => {
     const { messageId, html } = await sendEmail(configurationSetFor(BASE, { opens: true, clicks: true }));
-    const [click, open] = trackingUrls(html);
+    const [click, help, open] = trackingUrls(html);
+    events.length = 0;
+    expect((await get(help ?? '')).headers.get('location')).toBe('https://shop.example/help');
     events.length = 0;
 
     const pixel = await get(open ?? '');
@@ -110,7 +112,7 @@ describe('the local SES front, tracking opens and clicks', () => {
 
   it('refuses forged, altered and unknown tracking URLs with 404 and no redirect', async () => {
     const { html } = await sendEmail(configurationSetFor(BASE, { opens: true, clicks: true }));
-    const [click = '', open = ''] = trackingUrls(html);
+    const [click = '', , open = ''] = trackingUrls(html);
     events.length = 0;
     const flip = (url: string, at: number) => url.slice(0, at) + (url[at] === 'A' ? 'B' : 'A') + url.slice(at + 1);
     // A link another stack (another key) wrote, brought here.
@@ -120,12 +122,14 @@ describe('the local SES front, tracking opens and clicks', () => {
     otherClient.destroy();
     await other.close();
     const strangerUrl = otherClick.replace(other.endpoint, ses.endpoint);
+    const [, signature = ''] = /\/click\/[^/]+\/([^/]+)\//.exec(click) ?? [];
     const refused = [
-      flip(click, click.length - 1), // the signature
+      flip(click, click.length - 1), // the link's token
+      flip(click, click.indexOf(signature) + 3), // the signature
       flip(click, click.indexOf('/click/') + 8), // the reference
-      click.replace(/\/0\/([^/]+)$/, '/1/$1'), // another link of the message, under this one's signature
-      open.replace('/open/', '/click/').replace(/\/([^/]+)$/, '/0/$1'), // the pixel's signature on a link
-      `${ses.endpoint}/track/click/${'A'.repeat(22)}/0/${'A'.repeat(43)}`, // made up
+      click.replace(/\/0\.([^/]+)$/, '/1.$1'), // another link of the message, under this one's token
+      `${open.replace('/open/', '/click/')}/0.`, // the pixel's URL made a link's
+      `${ses.endpoint}/track/click/${'A'.repeat(22)}/${'A'.repeat(43)}/0.${'A'.repeat(11)}`, // made up
       strangerUrl, // another stack's (another key)
       `${ses.endpoint}/track/click/x`,
     ];
@@ -139,7 +143,7 @@ describe('the local SES front, tracking opens and clicks', () => {
 
   it('rewrites a tracked message of anyone but records events only for the service’s own sends', async () => {
     const { html } = await sendEmail(configurationSetFor(BASE, { opens: true, clicks: true }), {}, stranger);
-    const [click = '', open = ''] = trackingUrls(html);
+    const [click = '', , open = ''] = trackingUrls(html);
     events.length = 0;
     expect((await get(open)).status).toBe(200);
     expect((await get(click)).headers.get('location')).toBe('https://shop.example/order?id=7&ref=mail');

@@ -132,7 +132,7 @@ export type Engagement =
 export function engagementEvent(send: SimulatedSend, engagement: Engagement): Record<string, unknown> {
   const mail = mailObject(send, [...send.to, ...send.cc, ...send.bcc]);
   const detail = engagement.type === 'Open' ? { eventType: 'Open', mail, open: engagement.open } : { eventType: 'Click', mail, click: engagement.click };
-  return envelope(engagement.type === 'Open' ? 'Email Opened' : 'Email Clicked', detail, send.region, send.configurationSet);
+  return envelope(EVENTBRIDGE_DETAIL_TYPES[engagement.type], detail, send.region, send.configurationSet);
 }
 
 function mailObject(send: SimulatedSend, recipients: string[]): Json {
