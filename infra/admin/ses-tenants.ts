@@ -2,7 +2,8 @@
  * Each Organization as an Amazon SES tenant (CONTRACT section 11 item 4), as the admin command
  * line sets it up: `org create` and `org tenants sync` create the tenant (`CreateTenant`), give it
  * the stack's reputation policy (`UpdateReputationEntityPolicy`) and associate the configuration
- * set and the Organization's sender identities (`CreateTenantResourceAssociation`); `sender add`
+ * sets (the base one and its three tracked siblings, functions/shared/mail/tracking.ts) and the
+ * Organization's sender identities (`CreateTenantResourceAssociation`); `sender add`
  * and `sender remove` associate and dissociate one identity. Every step accepts "already done",
  * so any of them can be run again after an interruption.
  *
@@ -24,6 +25,7 @@ import {
   UpdateReputationEntityPolicyCommand,
 } from '@aws-sdk/client-sesv2';
 import { tenantNameOf } from '../../functions/shared/mail/tenants';
+import { trackedConfigurationSets } from '../../functions/shared/mail/tracking';
 import { DEFAULTS } from '../../functions/shared/runtime/config';
 import { networkErrorCode } from '../../functions/shared/runtime/network-errors';
 import { SettingsReader, fromEnv } from '../../functions/shared/runtime/settings-reader';
@@ -42,7 +44,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 const LOCAL_ACCOUNT = '123456789012';
 
 export interface TenantSettings {
-  /** Associated with every tenant, so the tenant may send through it (the stack's ConfigurationSetName). */
+  /** Associated with every tenant with its tracked siblings, so the tenant may send through them (the stack's ConfigurationSetName). */
   readonly configurationSet: string | undefined;
   readonly reputationPolicy: ReputationPolicy;
   /** Local best effort: the region and account a tenant's ARN is assumed in, and where warnings go. Absent in AWS. */
@@ -97,7 +99,9 @@ export class SesTenants {
         }),
       ),
     );
-    if (configurationSet) await this.associate(organizationId, `${prefix}configuration-set/${configurationSet}`);
+    // Tracked mail goes through the tracked sets, and SES refuses a tenant's send through a set not associated with it.
+    const sets = configurationSet ? [configurationSet, ...Object.values(trackedConfigurationSets(configurationSet))] : [];
+    for (const set of sets) await this.associate(organizationId, `${prefix}configuration-set/${set}`);
     for (const sender of senders) await this.associate(organizationId, `${prefix}identity/${sender}`);
     return created;
   }

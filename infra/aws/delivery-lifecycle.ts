@@ -1,9 +1,10 @@
 /**
  * The delivery lifecycle in AWS (CONTRACT section 10), as a list of parts:
  *
- * - the configuration set publishes its events to the default EventBridge bus; a rule matching
- *   this configuration set's events sends them to an SQS queue (with a dead-letter queue), which
- *   the events function consumes with partial batch failures;
+ * - the configuration sets publish their events to the default EventBridge bus (the tracked ones
+ *   their opens and clicks too); a rule matching these four sets' events sends them to an SQS
+ *   queue (with a dead-letter queue), which the events function consumes with partial batch
+ *   failures;
  * - webhook deliveries wait in a second queue (with a dead-letter queue after the last of eight
  *   attempts over about 27.5 hours), consumed by the webhook function; a KMS key seals the
  *   signing secrets;
@@ -20,13 +21,14 @@ import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import { EmailSendingEvent, EventDestination } from 'aws-cdk-lib/aws-ses';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { EVENTBRIDGE_DETAIL_TYPES } from '../../functions/shared/delivery/ses-event';
 import { ACTIVITY_PARTITIONS, DELIVERY_PARTITIONS as D, PAUSE_ATTRIBUTES, SEND_FUNCTION_PARTITIONS as P, SCHEDULE_PARTITION, SUPPRESSION_COUNT_ATTRIBUTE, TABLE_SCHEMA } from '../../functions/shared/store/table';
 import { MAX_ATTEMPTS } from '../../functions/webhooks/deliver';
 import type { AlarmRow } from './alarms';
+import type { ConfigurationSets } from './configuration-sets';
+import { allConfigurationSets, trackingEvents } from './configuration-sets';
 import type { ServiceFunction } from './service-function';
 import { EVENTS_ENTRY, STATUS_ENTRY, WEBHOOKS_ENTRY } from './send-bundle';
 import { addServiceFunction, inPartitions, readKeyHolders, recordKeyUse } from './service-function';
@@ -71,29 +73,36 @@ export function queueWithDeadLetters(stack: Stack, id: string, maxReceiveCount: 
  */
 export const WEBHOOK_MAX_CONCURRENCY = 5;
 
-export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings): DeliveryLifecycle {
+/** What every configuration set publishes; a tracked set adds OPEN and CLICK as it tracks them. */
+const DELIVERY_EVENTS = [
+  EmailSendingEvent.SEND,
+  EmailSendingEvent.DELIVERY,
+  EmailSendingEvent.BOUNCE,
+  EmailSendingEvent.COMPLAINT,
+  EmailSendingEvent.REJECT,
+  EmailSendingEvent.DELIVERY_DELAY,
+  EmailSendingEvent.RENDERING_FAILURE,
+];
+
+export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSets: ConfigurationSets, settings: StackSettings): DeliveryLifecycle {
+  const configurationSet = configurationSets.base;
   const events = queueWithDeadLetters(stack, 'SesEventsQueue', 5);
   const hooks = queueWithDeadLetters(stack, 'WebhookQueue', MAX_ATTEMPTS);
 
-  // SES publishes to the default bus only; the rule takes this configuration set's events off it.
-  configurationSet.addEventDestination('EventBridgeDestination', {
-    destination: EventDestination.eventBus(EventBus.fromEventBusName(stack, 'DefaultEventBus', 'default')),
-    events: [
-      EmailSendingEvent.SEND,
-      EmailSendingEvent.DELIVERY,
-      EmailSendingEvent.BOUNCE,
-      EmailSendingEvent.COMPLAINT,
-      EmailSendingEvent.REJECT,
-      EmailSendingEvent.DELIVERY_DELAY,
-      EmailSendingEvent.RENDERING_FAILURE,
-    ],
-  });
+  // SES publishes to the default bus only; the rule takes the service's configuration sets' events off it.
+  // An SES event destination is what turns tracking on: a set tracks opens or clicks exactly when
+  // its destination publishes OPEN or CLICK, which the base set's never does.
+  const destination = EventDestination.eventBus(EventBus.fromEventBusName(stack, 'DefaultEventBus', 'default'));
+  configurationSet.addEventDestination('EventBridgeDestination', { destination, events: DELIVERY_EVENTS });
+  for (const { set, tracking } of configurationSets.tracked) {
+    set.addEventDestination('EventBridgeDestination', { destination, events: [...DELIVERY_EVENTS, ...trackingEvents(tracking)] });
+  }
   new Rule(stack, 'SesEventsRule', {
-    description: 'Delivery events of the service\'s SES configuration set, to the events queue',
+    description: 'Delivery, open and click events of the service\'s SES configuration sets, to the events queue',
     eventPattern: {
       source: ['aws.ses'],
       detailType: Object.values(EVENTBRIDGE_DETAIL_TYPES),
-      detail: { mail: { tags: { 'ses:configuration-set': [configurationSet.configurationSetName] } } },
+      detail: { mail: { tags: { 'ses:configuration-set': allConfigurationSets(configurationSets).map((set) => set.configurationSetName) } } },
     },
     targets: [new SqsQueue(events.queue)],
   });

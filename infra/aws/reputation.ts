@@ -5,17 +5,18 @@
  *   the send function (SES refused a paused tenant) emit when they pause an Organization;
  * - with tenants on, a managed policy for the operator who runs the admin CLI: exactly the SES
  *   actions `org create`, `sender add|remove` and `org tenants sync` call, on the Organizations'
- *   tenants (`org-*`), this stack's configuration set, the account's identities, and the one
+ *   tenants (`org-*`), this stack's four configuration sets, the account's identities, and the one
  *   managed reputation policy the stack setting names; and outputs that tell the CLI both.
  */
 import { CfnOutput, Duration } from 'aws-cdk-lib';
 import type { Stack } from 'aws-cdk-lib';
 import { MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import { PAUSED_METRIC } from '../../functions/shared/reputation/pause-organization';
 import { METRICS_NAMESPACE } from '../../functions/shared/runtime/observability';
 import type { AlarmRow } from './alarms';
+import type { ConfigurationSets } from './configuration-sets';
+import { configurationSetArns } from './configuration-sets';
 import { tenantArnPattern } from './send-function';
 import type { StackSettings } from './settings';
 
@@ -25,7 +26,7 @@ export interface Reputation {
 }
 
 /** `services`: the POWERTOOLS_SERVICE_NAME of each function that may pause (the metric's `service` dimension). */
-export function addReputation(stack: Stack, configurationSet: ConfigurationSet, settings: StackSettings, services: readonly string[]): Reputation {
+export function addReputation(stack: Stack, configurationSets: ConfigurationSets, settings: StackSettings, services: readonly string[]): Reputation {
   const paused = (service: string) =>
     new Metric({ namespace: METRICS_NAMESPACE, metricName: PAUSED_METRIC, dimensionsMap: { service }, period: Duration.minutes(5), statistic: 'Sum' });
   const usingMetrics = Object.fromEntries(services.map((service, i) => [`p${i}`, paused(service)]));
@@ -40,7 +41,6 @@ export function addReputation(stack: Stack, configurationSet: ConfigurationSet, 
   if (!settings.sesTenants.enabled) return { alarm, tenantAdministration: undefined };
 
   const tenants = tenantArnPattern(stack);
-  const configurationSetArn = stack.formatArn({ service: 'ses', resource: 'configuration-set', resourceName: configurationSet.configurationSetName });
   const identities = stack.formatArn({ service: 'ses', resource: 'identity', resourceName: '*' });
   const reputationPolicyArn = stack.formatArn({ service: 'ses', account: 'aws', resource: 'reputation-policy', resourceName: settings.sesTenants.reputationPolicy });
   const tenantAdministration = new ManagedPolicy(stack, 'TenantAdministrationPolicy', {
@@ -50,7 +50,8 @@ export function addReputation(stack: Stack, configurationSet: ConfigurationSet, 
       new PolicyStatement({
         sid: 'TenantResources',
         actions: ['ses:CreateTenantResourceAssociation', 'ses:DeleteTenantResourceAssociation'],
-        resources: [tenants, configurationSetArn, identities],
+        // A tenant sends through a set only once associated with it: tracked mail's sets too.
+        resources: [tenants, ...configurationSetArns(stack, configurationSets), identities],
       }),
       new PolicyStatement({ sid: 'TenantReputationPolicy', actions: ['ses:UpdateReputationEntityPolicy'], resources: [tenants, reputationPolicyArn] }),
       // sender add and sender list: the identity made when SES lacks it, its MAIL FROM, its status.

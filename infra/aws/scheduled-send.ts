@@ -23,11 +23,11 @@ import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
-import type { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { API_ROUTES } from '../../functions/shared/http/api-routes';
 import { DELIVERY_PARTITIONS as D, SEND_FUNCTION_PARTITIONS as P, SCHEDULE_PARTITION } from '../../functions/shared/store/table';
 import type { AlarmRow } from './alarms';
+import type { ConfigurationSets } from './configuration-sets';
 import { queueWithDeadLetters } from './delivery-lifecycle';
 import { sendingStatements } from './send-function';
 import type { SendFunction } from './send-function';
@@ -63,7 +63,7 @@ export interface Cancelling {
   readonly statements: PolicyStatement[];
 }
 
-export function addScheduledSend(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings, send: SendFunction, webhookQueue: Queue): ScheduledSend {
+export function addScheduledSend(stack: Stack, table: Table, configurationSets: ConfigurationSets, settings: StackSettings, send: SendFunction, webhookQueue: Queue): ScheduledSend {
   const { queue, dead } = queueWithDeadLetters(stack, 'ScheduleQueue', FIRE_ATTEMPTS, FIRE_VISIBILITY);
   const group = new ScheduleGroup(stack, 'ScheduleGroup', {});
   const schedulesInGroup = stack.formatArn({ service: 'scheduler', resource: 'schedule', resourceName: `${group.scheduleGroupName}/*` });
@@ -128,9 +128,9 @@ export function addScheduledSend(stack: Stack, table: Table, configurationSet: C
     description: 'Scheduled messages at their time: re-check, then send through the send pipeline',
     timeout: FIRE_TIMEOUT,
     memorySize: settings.functionMemoryMb,
-    environment: { ...baseEnvironment, SES_CONFIGURATION_SET: configurationSet.configurationSetName },
+    environment: { ...baseEnvironment, SES_CONFIGURATION_SET: configurationSets.base.configurationSetName },
     statements: [
-      ...sendingStatements(stack, table, configurationSet, settings),
+      ...sendingStatements(stack, table, configurationSets, settings),
       // A schedule dies with its key (CONTRACT section 13 item 5): at its time its key must still be its user's.
       readKeyHolders(table),
       new PolicyStatement({ sid: 'FireSchedules', actions: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'], resources: [table.tableArn], conditions: inPartitions(SCHEDULE_PARTITION) }),

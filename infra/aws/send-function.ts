@@ -8,9 +8,10 @@ import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Role } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import type { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import { SEND_PATH } from '../../functions/send/route';
 import { DELIVERY_PARTITIONS, PAUSE_ATTRIBUTES, SEND_FUNCTION_PARTITIONS, TABLE_SCHEMA } from '../../functions/shared/store/table';
+import type { ConfigurationSets } from './configuration-sets';
+import { configurationSetArns } from './configuration-sets';
 import { SEND_ENTRY, SEND_SPLIT_BUNDLING } from './send-bundle';
 import { addServiceFunction, inPartitions, readKeyHolders, recordKeyUse } from './service-function';
 import type { StackSettings } from './settings';
@@ -36,8 +37,7 @@ export interface SendFunction {
  * function when a scheduled message's time comes (infra/aws/scheduled-send.ts), which sends through
  * the same pipeline and so must be allowed the same, and no more.
  */
-export function sendingStatements(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings): PolicyStatement[] {
-  const configurationSetArn = stack.formatArn({ service: 'ses', resource: 'configuration-set', resourceName: configurationSet.configurationSetName });
+export function sendingStatements(stack: Stack, table: Table, configurationSets: ConfigurationSets, settings: StackSettings): PolicyStatement[] {
   // Items in these partitions only: the function can never write a key, user or Organization item
   // (but an Organization's pause), nor read a user's.
   return [
@@ -69,14 +69,15 @@ export function sendingStatements(stack: Stack, table: Table, configurationSet: 
     new PolicyStatement({
       sid: 'SendEmail',
       // SES v2 SendEmail authorises the sending identity and, when one is named, the
-      // configuration set and the tenant; all must be listed. Which identity an Organization may
+      // configuration set and the tenant; all must be listed: the base set and the three tracked
+      // ones, each by name (tracking is chosen by set). Which identity an Organization may
       // use is the service's decision (its sender list), so every identity of this account and
       // region is allowed here, and SES itself refuses identities that are not verified. Tenants
       // are the Organizations' own (`org-<id>`, made by the admin CLI), by that name prefix.
       actions: ['ses:SendEmail'],
       resources: [
         stack.formatArn({ service: 'ses', resource: 'identity', resourceName: '*' }),
-        configurationSetArn,
+        ...configurationSetArns(stack, configurationSets),
         ...(settings.sesTenants.enabled ? [tenantArnPattern(stack)] : []),
       ],
     }),
@@ -99,8 +100,8 @@ export function sendingStatements(stack: Stack, table: Table, configurationSet: 
   ];
 }
 
-export function addSendFunction(stack: Stack, table: Table, configurationSet: ConfigurationSet, settings: StackSettings): SendFunction {
-  const [readAccessRecords, ...spendAndSend] = sendingStatements(stack, table, configurationSet, settings);
+export function addSendFunction(stack: Stack, table: Table, configurationSets: ConfigurationSets, settings: StackSettings): SendFunction {
+  const [readAccessRecords, ...spendAndSend] = sendingStatements(stack, table, configurationSets, settings);
   const statements: PolicyStatement[] = [
     readAccessRecords!,
     // Only the send function authenticates API keys: a key counts only while its user holds it.
@@ -134,7 +135,8 @@ export function addSendFunction(stack: Stack, table: Table, configurationSet: Co
     // Every setting the function reads (functions/shared/runtime/config.ts).
     environment: {
       TABLE_NAME: table.tableName,
-      SES_CONFIGURATION_SET: configurationSet.configurationSetName,
+      // The base set; the send path names a tracked one after it (functions/shared/mail/tracking.ts).
+      SES_CONFIGURATION_SET: configurationSets.base.configurationSetName,
       ...settings.serviceEnvironment,
     },
   });

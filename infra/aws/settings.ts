@@ -29,6 +29,9 @@ export const INFRA_DEFAULTS = {
   latencyP99AlarmMs: 10_000,
   customDomainName: '',
   customDomainCertificateArn: '',
+  // Open and click tracking's custom redirect domain (SES's TrackingOptions on the tracked
+  // configuration sets, HTTPS only); empty: SES's own tracking domain.
+  trackingDomain: '',
   // X-Ray tracing of the function and its DynamoDB/SES calls. It costs per trace recorded (after
   // the free tier) and 10–20 ms of cold start to load the tracer; set false to turn both off.
   tracing: true,
@@ -89,6 +92,8 @@ export interface StackSettings {
   readonly alarms: { readonly serverErrorRatePercent: number; readonly latencyP99Ms: number };
   /** Custom domain for the API; the ACM certificate must be in the stack's region. */
   readonly customDomain: { readonly domainName: string; readonly certificateArn: string } | undefined;
+  /** `TRACKING_DOMAIN`: the tracked configuration sets' custom redirect domain; SES's own when absent. */
+  readonly trackingDomain: string | undefined;
   /** Who signs in to the settings page: a user pool the stack makes, or an existing issuer. */
   readonly signIn:
     | { readonly kind: 'cognito'; readonly domainPrefix: string | undefined }
@@ -142,12 +147,17 @@ export function readSettings(scope: Construct): StackSettings {
   if (Boolean(domainName) !== Boolean(certificateArn)) {
     read.problem('context "customDomainName" and "customDomainCertificateArn" must be set together, or neither');
   }
-  if (domainName && !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(domainName)) {
+  if (domainName && !DOMAIN_NAME.test(domainName)) {
     read.problem(`context "customDomainName" is not a domain name: "${domainName}"`);
   }
   if (certificateArn && !/^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/.test(certificateArn)) {
     read.problem(`context "customDomainCertificateArn" must be an ACM certificate ARN, got "${certificateArn}"`);
   }
+
+  const trackingDomain = read.text('trackingDomain', INFRA_DEFAULTS.trackingDomain).toLowerCase();
+  if (trackingDomain && !DOMAIN_NAME.test(trackingDomain)) read.problem(`context "trackingDomain" is not a domain name: "${trackingDomain}"`);
+  // Its DNS record points at the HTTPS front of SES's tracking domain; the API's points at API Gateway.
+  if (trackingDomain && trackingDomain === domainName) read.problem('context "trackingDomain" must differ from "customDomainName" (each needs a DNS record of its own)');
 
   const signIn = readSignIn(read);
 
@@ -194,12 +204,14 @@ export function readSettings(scope: Construct): StackSettings {
     alarmTopicArn: alarmTopicArn || undefined,
     alarms: { serverErrorRatePercent, latencyP99Ms },
     customDomain: domainName ? { domainName, certificateArn } : undefined,
+    trackingDomain: trackingDomain || undefined,
     signIn,
     serviceEnvironment,
     sesTenants: { enabled: tenantsEnabled, reputationPolicy: reputationPolicy as 'standard' | 'strict' | 'none' },
   };
 }
 
+const DOMAIN_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 const HTTPS_URL = /^https:\/\/[^\s/?#]+(\/[^\s?#]*)?$/;
 
 function readSignIn(read: SettingsReader): StackSettings['signIn'] {

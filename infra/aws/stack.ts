@@ -1,6 +1,6 @@
 /**
  * The AWS stack: HTTP API -> send function -> DynamoDB table + Amazon SES. It reads as a list:
- * the table and configuration set here, the send function (`send-function.ts`), the delivery
+ * the table here, the configuration sets (`configuration-sets.ts`), the send function (`send-function.ts`), the delivery
  * lifecycle (`delivery-lifecycle.ts`), scheduled send (`scheduled-send.ts`), the API
  * (`http-api.ts`), alarms (`alarms.ts`), outputs, and the cdk-nag acknowledgements (`nag.ts`).
  *
@@ -12,7 +12,7 @@ import type { StackProps } from 'aws-cdk-lib';
 import type { HttpApi, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { AttributeType, BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { ConfigurationSet, SuppressionReasons } from 'aws-cdk-lib/aws-ses';
+import type { ConfigurationSet } from 'aws-cdk-lib/aws-ses';
 import { API_ROUTES } from '../../functions/shared/http/api-routes';
 import type { DeliveryLifecycle } from './delivery-lifecycle';
 import { EVENTS_SERVICE_NAME, addDeliveryLifecycle } from './delivery-lifecycle';
@@ -20,6 +20,8 @@ import type { Construct } from 'constructs';
 import { SEND_PATH } from '../../functions/send/route';
 import { TABLE_SCHEMA } from '../../functions/shared/store/table';
 import { addAlarms } from './alarms';
+import { addConfigurationSets } from './configuration-sets';
+import type { TrackedConfigurationSet } from './configuration-sets';
 import { addSendApi } from './http-api';
 import { addTemplates } from './templates';
 import { acknowledgeNagFindings } from './nag';
@@ -40,7 +42,9 @@ export class EmailSendApiStack extends Stack {
   readonly sendFunction: NodejsFunction;
   readonly api: HttpApi;
   readonly stage: HttpStage;
+  /** Untracked mail's configuration set; tracked mail goes through `trackedConfigurationSets`. */
   readonly configurationSet: ConfigurationSet;
+  readonly trackedConfigurationSets: readonly TrackedConfigurationSet[];
   readonly settingsApiFunction: NodejsFunction;
   readonly settingsPageFunction: NodejsFunction;
   /** Behind /v1.2/templates… (CONTRACT section 14). */
@@ -64,25 +68,21 @@ export class EmailSendApiStack extends Stack {
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    // SES's own suppression (the account-level list) for this set's messages too, so SES and the
-    // service's per-Organization list agree on hard bounces and complaints.
-    this.configurationSet = new ConfigurationSet(this, 'ConfigurationSet', {
-      reputationMetrics: true,
-      sendingEnabled: true,
-      suppressionReasons: SuppressionReasons.BOUNCES_AND_COMPLAINTS,
-    });
+    const configurationSets = addConfigurationSets(this, settings);
+    this.configurationSet = configurationSets.base;
+    this.trackedConfigurationSets = configurationSets.tracked;
 
-    const send = addSendFunction(this, this.table, this.configurationSet, settings);
+    const send = addSendFunction(this, this.table, configurationSets, settings);
     this.sendFunction = send.fn;
-    this.lifecycle = addDeliveryLifecycle(this, this.table, this.configurationSet, settings);
-    this.scheduledSend = addScheduledSend(this, this.table, this.configurationSet, settings, send, this.lifecycle.webhookQueue);
+    this.lifecycle = addDeliveryLifecycle(this, this.table, configurationSets, settings);
+    this.scheduledSend = addScheduledSend(this, this.table, configurationSets, settings, send, this.lifecycle.webhookQueue);
     allowTestModeEvents([send, this.scheduledSend.fire], this.lifecycle.eventsQueue);
     const { api, stage, sendRoutes, statusRoutes, cancelRoutes, customDomain } = addSendApi(this, send.fn, settings, this.lifecycle.status.fn, this.scheduledSend.cancel.fn);
     this.api = api;
     this.stage = stage;
     const templates = addTemplates(this, this.table, api, settings);
     this.templatesFunction = templates.function.fn;
-    const reputation = addReputation(this, this.configurationSet, settings, [SERVICE_NAME, EVENTS_SERVICE_NAME]);
+    const reputation = addReputation(this, configurationSets, settings, [SERVICE_NAME, EVENTS_SERVICE_NAME]);
     addAlarms(this, api, send.fn, settings, [...this.lifecycle.alarms, ...this.scheduledSend.alarms, reputation.alarm]);
     const signIn = addSignIn(this, api, settings);
     const settingsParts = addSettings(this, this.table, api, settings, signIn, this.lifecycle.webhookKey, this.scheduledSend.cancelling);
@@ -122,7 +122,7 @@ export class EmailSendApiStack extends Stack {
     new CfnOutput(this, 'TableName', { description: 'DynamoDB table; pass it to the admin CLI as --table', value: this.table.tableName });
     new CfnOutput(this, 'Region', { description: 'Region; pass it to the admin CLI as --region', value: Aws.REGION });
     new CfnOutput(this, 'ConfigurationSetName', {
-      description: 'SES configuration set applied to every message',
+      description: 'SES configuration set of untracked messages; tracked ones go through <this>-track-opens, -track-clicks and -track-opens-clicks',
       value: this.configurationSet.configurationSetName,
     });
 

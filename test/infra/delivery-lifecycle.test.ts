@@ -9,7 +9,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { MAX_ATTEMPTS } from '../../functions/webhooks/deliver';
 import type { EmailSendApiStack } from '../../infra/aws/stack';
 import { WEBHOOK_MAX_CONCURRENCY } from '../../infra/aws/delivery-lifecycle';
-import { buildStack, partitions, readKeyHoldersStatement, recordKeyUseStatement, synthesised } from './support';
+import { buildStack, configurationSetArns, partitions, readKeyHoldersStatement, recordKeyUseStatement, synthesised } from './support';
 
 type Json = Record<string, any>;
 
@@ -117,12 +117,12 @@ describe('events, queues and key', () => {
     });
   });
 
-  it('routes exactly this configuration set\'s seven event types to the events queue', () => {
+  it('routes exactly the event types of SES events it records, of the four configuration sets, to the events queue', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: {
         source: ['aws.ses'],
         'detail-type': ['Email Sent', 'Email Delivered', 'Email Bounced', 'Email Complaint Received', 'Email Rejected', 'Email Delivery Delayed', 'Email Rendering Failed', 'Email Opened', 'Email Clicked'],
-        detail: { mail: { tags: { 'ses:configuration-set': [{ Ref: id(stack, stack.configurationSet) }] } } },
+        detail: { mail: { tags: { 'ses:configuration-set': [stack.configurationSet, ...stack.trackedConfigurationSets.map(({ set }) => set)].map((set) => ({ Ref: id(stack, set) })) } } },
       },
       Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalIdOf('SesEventsQueue'), 'Arn'] } })],
     });
@@ -196,7 +196,7 @@ describe('SES tenants', () => {
     'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ses:', { Ref: 'AWS::Region' }, ':', account, ...suffix]],
   });
 
-  it('gives the operator a managed policy with exactly the tenant and identity calls of the admin CLI, on the Organizations\' tenants, the identities and the chosen reputation policy', () => {
+  it('gives the operator a managed policy with exactly the tenant and identity calls of the admin CLI, on the Organizations\' tenants, the four configuration sets, the identities and the chosen reputation policy', () => {
     const policies = Object.values(template.findResources('AWS::IAM::ManagedPolicy'));
     expect(policies).toHaveLength(1);
     const tenants = sesArn([':tenant/org-*']);
@@ -206,7 +206,7 @@ describe('SES tenants', () => {
         Sid: 'TenantResources',
         Effect: 'Allow',
         Action: ['ses:CreateTenantResourceAssociation', 'ses:DeleteTenantResourceAssociation'],
-        Resource: [sesArn([':configuration-set/', { Ref: id(stack, stack.configurationSet) }]), sesArn([':identity/*']), tenants],
+        Resource: [...configurationSetArns(stack), sesArn([':identity/*']), tenants],
       },
       {
         Sid: 'TenantReputationPolicy',

@@ -9,7 +9,7 @@ import { SEND_PATH as HANDLER_SEND_PATH } from '../../functions/send/handler';
 import { CJS_REQUIRE_BANNER } from '../../infra/aws/send-bundle';
 import { INFRA_DEFAULTS } from '../../infra/aws/settings';
 import { EmailSendApiStack, SEND_PATH } from '../../infra/aws/stack';
-import { buildStack, CDK_JSON, recordKeyUseStatement } from './support';
+import { buildStack, CDK_JSON, configurationSetArns, recordKeyUseStatement } from './support';
 
 type Json = Record<string, unknown>;
 
@@ -214,7 +214,7 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
       template.hasResourceProperties('AWS::Lambda::Function', { Role: { 'Fn::GetAtt': [ids.role, 'Arn'] } });
     });
 
-    it('allows exactly: X-Ray trace writes, its own logs, BatchGetItem on key, Organization and suppression items only, idempotency records in IDEM# partitions, template versions in TPL# (read only), the send-rate budget in BUDGET#, GetAccount, SendEmail on identities, the configuration set and the Organizations\' tenants, and the pause attributes of Organization items', () => {
+    it('allows exactly: X-Ray trace writes, its own logs, BatchGetItem on key, Organization and suppression items only, idempotency records in IDEM# partitions, template versions in TPL# (read only), the send-rate budget in BUDGET#, GetAccount, SendEmail on identities, the four configuration sets (untracked and tracked) and the Organizations\' tenants, and the pause attributes of Organization items', () => {
             const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((each) => JSON.stringify(each.Properties.Roles) === JSON.stringify([{ Ref: ids.role }]));
       expect(policies).toHaveLength(1);
       const policy = policies[0] as { Properties: { PolicyDocument: Json; Roles: unknown } };
@@ -276,7 +276,7 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
             Sid: 'SendEmail',
             Effect: 'Allow',
             Action: 'ses:SendEmail',
-            Resource: [sesArn([':configuration-set/', { Ref: ids.configurationSet }]), sesArn([':identity/*']), sesArn([':tenant/org-*'])],
+            Resource: [...configurationSetArns(stack), sesArn([':identity/*']), sesArn([':tenant/org-*'])],
           },
           {
             Sid: 'PauseOrganization',

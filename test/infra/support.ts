@@ -94,3 +94,19 @@ export function recordKeyUseStatement(table: unknown) {
     },
   };
 }
+
+/** An ARN in the stack's own partition, region and account, as CDK's `formatArn` writes it. */
+export const sesArn = (suffix: unknown[], account: unknown = { Ref: 'AWS::AccountId' }) => ({
+  'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':ses:', { Ref: 'AWS::Region' }, ':', account, ...suffix]],
+});
+
+/**
+ * The four configuration sets' ARNs (the base and its three tracked siblings) as a statement
+ * lists them: CDK sorts a statement's resources, so these come sorted the same way.
+ */
+export function configurationSetArns(stack: EmailSendApiStack): Json[] {
+  const id = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as Parameters<Stack['getLogicalId']>[0]);
+  return [stack.configurationSet, ...stack.trackedConfigurationSets.map(({ set }) => set)]
+    .map((set) => sesArn([':configuration-set/', { Ref: id(set) }]))
+    .sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+}

@@ -2,7 +2,7 @@
  * SES tenants on a laptop (CONTRACT section 11 item 4) with SES_TENANTS=true, the local stack and
  * the admin command line both pointed (SES_ENDPOINT) at a recording proxy in front of the SES
  * emulator: one CreateTenant per Organization with the reputation policy and the configuration
- * set, an association per sender (and its removal), `TenantName` on every SendEmail, distinct
+ * set (and its three tracked siblings), an association per sender (and its removal), `TenantName` on every SendEmail, distinct
  * per Organization; `org tenants sync` gives an Organization made without tenants its own; with
  * tenants off nothing of it happens.
  */
@@ -20,6 +20,8 @@ let stack: TestStack;
 let env: Record<string, string>;
 const CONFIGURATION_SET = 'email-send-api-local';
 const arn = (resource: string) => `arn:aws:ses:us-east-1:123456789012:${resource}`;
+/** The base set and the tracked ones named after it (functions/shared/mail/tracking.ts), as every tenant gets them. */
+const CONFIGURATION_SETS = ['', '-track-opens', '-track-clicks', '-track-opens-clicks'].map((suffix) => arn(`configuration-set/${CONFIGURATION_SET}${suffix}`));
 
 beforeAll(async () => {
   emulator = await startSesEmulator({ port: 0 });
@@ -44,7 +46,7 @@ describe('with SES_TENANTS=true', () => {
     ]);
   });
 
-  it('creates one tenant per Organization, with the reputation policy, the configuration set and each sender', async () => {
+  it('creates one tenant per Organization, with the reputation policy, the configuration sets and each sender', async () => {
     const first = await provisionTenant(env, ['example.com', 'billing@example.net']);
     const tenantName = `org-${first.organizationId}`;
     expect(callsFor('CreateTenant').filter((call) => call.body.TenantName === tenantName)).toHaveLength(1);
@@ -52,7 +54,7 @@ describe('with SES_TENANTS=true', () => {
     expect(policy?.path).toMatch(new RegExp(`^/v2/email/reputation/entities/RESOURCE/${arn(`tenant/${tenantName}/tn-\\d+`)}/policy$`));
     expect(policy?.body).toEqual({ ReputationEntityPolicy: 'arn:aws:ses:us-east-1:aws:reputation-policy/standard' });
     const associated = callsFor('CreateTenantResourceAssociation').filter((call) => call.body.TenantName === tenantName).map((call) => call.body.ResourceArn);
-    expect(associated).toEqual([arn(`configuration-set/${CONFIGURATION_SET}`), arn('identity/example.com'), arn('identity/billing@example.net')]);
+    expect(associated).toEqual([...CONFIGURATION_SETS, arn('identity/example.com'), arn('identity/billing@example.net')]);
 
     await adminJson(env, 'sender', 'remove', '--org', first.organizationId, '--address', 'billing@example.net');
     expect(callsFor('DeleteTenantResourceAssociation').map((call) => call.body)).toEqual([{ TenantName: tenantName, ResourceArn: arn('identity/billing@example.net') }]);
@@ -97,8 +99,8 @@ describe('with SES_TENANTS=true against an SES endpoint that knows no tenants (t
       expect(result.code).toBe(0);
       const { id } = JSON.parse(result.stdout) as { id: string };
       expect(result.stderr).toMatch(/^warning: Amazon SES refused CreateTenant for the tenant of Organization [0-9a-f-]{36} \(.+\); continuing \(local stack\)\n/);
-      expect(bare.operations()).toEqual(['CreateTenant', 'GetTenant', 'UpdateReputationEntityPolicy', 'CreateTenantResourceAssociation']);
-      expect(bare.calls.at(-1)!.body).toEqual({ TenantName: `org-${id}`, ResourceArn: arn(`configuration-set/${CONFIGURATION_SET}`) });
+      expect(bare.operations()).toEqual(['CreateTenant', 'GetTenant', 'UpdateReputationEntityPolicy', ...CONFIGURATION_SETS.map(() => 'CreateTenantResourceAssociation')]);
+      expect(bare.calls.slice(-4).map((call) => call.body)).toEqual(CONFIGURATION_SETS.map((ResourceArn) => ({ TenantName: `org-${id}`, ResourceArn })));
     } finally {
       await bare.close();
     }

@@ -33,7 +33,7 @@ afterEach(() => ses.restore());
 const tenants = () => new SesTenants(new SESv2Client({ region: 'eu-west-1' }), { configurationSet: 'EmailSendApi-cs', reputationPolicy: 'strict' });
 
 describe('SesTenants (AWS)', () => {
-  it('creates the tenant, applies the reputation policy, associates the configuration set and each sender, by the ARNs of the account of the tenant', async () => {
+  it('creates the tenant, applies the reputation policy, associates the configuration set, its three tracked siblings and each sender, by the ARNs of the account of the tenant', async () => {
     expect(await tenants().ensure(ORG, ['example.com'])).toBe(true);
     expect(ses.commandCalls(CreateTenantCommand).map((c) => c.args[0].input)).toEqual([{ TenantName: `org-${ORG}` }]);
     expect(ses.commandCalls(UpdateReputationEntityPolicyCommand).map((c) => c.args[0].input)).toEqual([
@@ -41,6 +41,9 @@ describe('SesTenants (AWS)', () => {
     ]);
     expect(ses.commandCalls(CreateTenantResourceAssociationCommand).map((c) => c.args[0].input.ResourceArn)).toEqual([
       'arn:aws:ses:eu-west-1:111122223333:configuration-set/EmailSendApi-cs',
+      'arn:aws:ses:eu-west-1:111122223333:configuration-set/EmailSendApi-cs-track-opens',
+      'arn:aws:ses:eu-west-1:111122223333:configuration-set/EmailSendApi-cs-track-clicks',
+      'arn:aws:ses:eu-west-1:111122223333:configuration-set/EmailSendApi-cs-track-opens-clicks',
       'arn:aws:ses:eu-west-1:111122223333:identity/example.com',
     ]);
   });
