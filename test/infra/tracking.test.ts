@@ -112,6 +112,7 @@ describe('events of the tracked sets', () => {
     expect(rules).toHaveLength(1);
     const pattern = rules[0]!.Properties.EventPattern;
     expect(pattern['detail-type']).toEqual(Object.values(EVENTBRIDGE_DETAIL_TYPES));
+    expect(pattern['detail-type']).toEqual(expect.arrayContaining(['Email Opened', 'Email Clicked']));
     expect(pattern.detail.mail.tags['ses:configuration-set'].map((ref: Json) => ref.Ref).sort()).toEqual(Object.keys(sets).sort());
   });
 });
