@@ -7,6 +7,7 @@ import { markNoTrack } from '../../functions/shared/mail/no-track';
 import type { OutgoingEmail } from '../../functions/shared/mail/ports';
 import { toSendEmailRequest } from '../../functions/shared/mail/ses-message';
 import { NO_TRACKING, readTracking, resolveTracking } from '../../functions/shared/mail/tracking';
+import { rewriteHtml } from '../../infra/local/tracking-rewrite';
 
 const ORG = '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10';
 const limits = { maxMessages: 100 };
@@ -130,5 +131,77 @@ describe('markNoTrack', () => {
     ['an element whose name starts with a', '<abbr data-no-track>x</abbr>'],
   ])('leaves %s as written', (_label, html) => {
     expect(markNoTrack(html)).toBe(html);
+  });
+});
+
+/** A start tag as a model: its name, and attributes written with the given spacing and quoting. */
+type Value = { kind: 'none' } | { kind: 'double' | 'single' | 'bare'; text: string };
+interface TagModel {
+  readonly name: string;
+  readonly attributes: readonly { readonly name: string; readonly value: Value; readonly space: string }[];
+}
+const written = (value: Value): string =>
+  value.kind === 'none' ? '' : value.kind === 'double' ? `="${value.text}"` : value.kind === 'single' ? `='${value.text}'` : `=${value.text}`;
+const tagText = (tag: TagModel, mark: (name: string) => string | undefined) =>
+  `<${tag.name}${tag.attributes.map((a) => `${a.space}${mark(a.name) ?? `${a.name}${written(a.value)}`}`).join('')}>`;
+const isLink = (name: string) => ['a', 'area'].includes(name.toLowerCase());
+
+const value: fc.Arbitrary<Value> = fc.oneof(
+  fc.constant({ kind: 'none' as const }),
+  fc.record({ kind: fc.constant('double' as const), text: fc.stringMatching(/^[a-z >'=/:.]{0,8}$/) }),
+  fc.record({ kind: fc.constant('single' as const), text: fc.stringMatching(/^[a-z >"=/:.]{0,8}$/) }),
+  fc.record({ kind: fc.constant('bare' as const), text: fc.stringMatching(/^[a-z/:.]{1,8}$/) }),
+);
+const tag: fc.Arbitrary<TagModel> = fc.record({
+  name: fc.constantFrom('a', 'A', 'area', 'p', 'img', 'abbr'),
+  attributes: fc.array(
+    fc.record({ name: fc.constantFrom('href', 'title', 'data-no-track', 'Data-No-Track', 'data-no-tracking', 'class'), value, space: fc.constantFrom(' ', '\n', '  ', '\t') }),
+    { maxLength: 4 },
+  ),
+});
+const document = fc.array(fc.oneof(tag, fc.stringMatching(/^[a-z >"'.]{0,10}$/)), { maxLength: 8 });
+const render = (parts: readonly (TagModel | string)[], mark: (tag: TagModel) => (name: string) => string | undefined) =>
+  parts.map((part) => (typeof part === 'string' ? part : tagText(part, mark(part)))).join('');
+
+describe('markNoTrack over generated HTML', () => {
+  it('writes exactly the data-no-track attributes of <a> and <area> tags as ses:no-track, and nothing else', () => {
+    fc.assert(
+      fc.property(document, (parts) => {
+        const html = render(parts, () => () => undefined);
+        const expected = render(parts, (t) => (name) => (isLink(t.name) && name.toLowerCase() === 'data-no-track' ? 'ses:no-track' : undefined));
+        expect(markNoTrack(html)).toBe(expected);
+      }),
+      { seed: 3702, numRuns: 2000 },
+    );
+  });
+
+  it('leaves each marked link to the local SES front unrewritten, and rewrites the others (the ses:no-track interface)', () => {
+    const link = fc.record({ href: fc.constantFrom('https://a.example/x', 'http://b.example/', 'mailto:c@example.org'), noTrack: fc.boolean(), title: fc.constantFrom('', ' title="1 > 0"') });
+    fc.assert(
+      fc.property(fc.array(link, { minLength: 1, maxLength: 6 }), (links) => {
+        const html = links.map((l) => `<a${l.title}${l.noTrack ? ' data-no-track' : ''} href="${l.href}">x</a>`).join(' ');
+        const { links: rewritten } = rewriteHtml(markNoTrack(html), { opens: false, clicks: true }, { open: 'https://t.example/o', click: (i) => `https://t.example/c/${i}` });
+        expect(rewritten).toEqual(links.filter((l) => !l.noTrack && l.href.startsWith('http')).map((l) => l.href));
+      }),
+      { seed: 3703, numRuns: 300 },
+    );
+  });
+
+  it('reads a body full of unclosed tags and quotes in time linear in its length (a pattern over whole tags was quadratic)', () => {
+    const fastest = (html: string) => {
+      const times: number[] = [];
+      for (let i = 0; i < 9; i++) {
+        const start = process.hrtime.bigint();
+        markNoTrack(html);
+        times.push(Number(process.hrtime.bigint() - start));
+      }
+      return Math.min(...times);
+    };
+    const hostile = (n: number) => `data-no-track${'<a x="1" '.repeat(n)}<a title="${'<a '.repeat(n)}`;
+    const [small, large] = [hostile(1_000), hostile(4_000)];
+    fastest(large); // compiled before either is timed
+    // Four times the body: about four times the work when linear, sixteen when quadratic.
+    const ratio = fastest(large) / fastest(small);
+    expect(ratio).toBeLessThan(8);
   });
 });
