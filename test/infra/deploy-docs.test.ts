@@ -44,7 +44,7 @@ describe('docs/deploy.md, "What the stack holds"', () => {
     const present: Record<string, string> = {
       'AWS::ApiGatewayV2::Api': 'HTTP API',
       'AWS::DynamoDB::Table': 'DynamoDB table',
-      'AWS::SES::ConfigurationSet': 'SES configuration set',
+      'AWS::SES::ConfigurationSet': 'SES configuration sets',
       'AWS::Events::Rule': 'EventBridge rule',
       'AWS::SQS::Queue': 'SQS queues',
       'AWS::KMS::Key': 'KMS key',
