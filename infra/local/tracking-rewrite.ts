@@ -34,8 +34,14 @@ export interface RewrittenHtml {
   readonly links: readonly string[];
 }
 
-/** `<a …>` and `<area …>` start tags, attribute values quoted or not (a quoted value may hold `>`). */
-const LINK_TAG = /<(?:a|area)(?=[\s/>])(?:[^>"']|"[^"]*"|'[^']*')*>/gi;
+/**
+ * `<a …>` and `<area …>` start tags, attribute values quoted or not (a quoted value may hold `>`).
+ * Written as an unrolled loop (runs of plain characters between quoted values): each step has one
+ * way to match, so nothing backtracks. An unquoted `<` ends the attempt, so HTML full of `<a`
+ * without a `>` costs one scan, not one per `<a` (such a tag, an HTML parse error anyway, is left
+ * as it is).
+ */
+const LINK_TAG = /<(?:a|area)(?=[\s/>])[^<>"']*(?:(?:"[^"]*"|'[^']*')[^<>"']*)*>/gi;
 /** One attribute: its leading whitespace, its name, and its value in whichever quoting it has. */
 const ATTRIBUTE = /(\s+)([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g;
 const TRACKABLE = /^https?:\/\//i;

@@ -120,6 +120,12 @@ describe('rewriteHtml (the local SES front playing open and click tracking)', ()
     expect(out.endsWith(`${pixelTag(URLS.open)}</body></html>`)).toBe(true);
   });
 
+  it('leaves broken tags as they are, in one pass (no scan per unfinished <a)', () => {
+    for (const html of ['<a '.repeat(100_000), `<a title="${'x'.repeat(100_000)}`, `<a href=https://x.example/${'<a '.repeat(50_000)}`]) {
+      expect(rewrite(html, CLICKS)).toEqual({ html, links: [] });
+    }
+  });
+
   it('reads attribute values as a browser does', () => {
     expect(decodeAttribute(' https://a.example/?x=1&amp;y=&#50;&#x33;&quot;&unknown; ')).toBe('https://a.example/?x=1&y=23"&unknown;');
     expect(decodeAttribute('&#0;&#x110000;')).toBe('&#0;&#x110000;');
