@@ -41,6 +41,7 @@ const counted = await startProxy({
     counts.set(operation, (counts.get(operation) ?? 0) + 1);
   },
   onBody: (req, body) => itemWrites.record(operationOf(req.headers['x-amz-target']), body),
+  onAnswer: (req, body, status, _answer, ms) => itemWrites.answered(operationOf(req.headers['x-amz-target']), body, status, ms),
 });
 const delayed = await startProxy({ upstream: ses.endpoint, delayMs: latencyMs });
 

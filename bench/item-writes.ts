@@ -12,6 +12,16 @@ export interface ItemWrites {
   readonly writes: Record<string, number>;
   /** The largest item a put wrote whole, and its size in bytes. */
   readonly largestPut: { readonly key: string; readonly bytes: number } | undefined;
+  /** Calls by operation and kind of item (`UpdateItem BUDGET#ses-send-rate#k`): where a request's DynamoDB time goes. */
+  readonly calls: Record<string, CallTally>;
+}
+
+export interface CallTally {
+  readonly calls: number;
+  /** Answers that were not 200: for a conditional write, the races it lost. */
+  readonly failed: number;
+  /** Time the upstream (dynalite) took, summed over the calls. */
+  readonly ms: number;
 }
 
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems', 'BatchWriteItem']);
@@ -50,9 +60,36 @@ function valueSize(value: AttributeValue): number {
 
 export const keyOf = (item: Item | undefined) => `${String(item?.pk?.S ?? '?')} ${String(item?.sk?.S ?? '?')}`;
 
+/** An item's kind: its partition key with ids and shard numbers left out. */
+export const kindOfKey = (pk: string) => pk.replace(/[0-9a-f-]{16,}|[0-9A-Z]{26}/gi, '…').replace(/#\d+$/, '#k');
+
+/** The kind of item one request names (a batch: its first key's, with how many keys). */
+function kindOfRequest(request: Record<string, any>): string {
+  if (request.Key) return kindOfKey(String(request.Key.pk?.S ?? '?'));
+  if (request.Item) return kindOfKey(String(request.Item.pk?.S ?? '?'));
+  if (request.IndexName) return `index ${String(request.IndexName)}`;
+  const batch = Object.values((request.RequestItems ?? {}) as Record<string, { Keys?: Item[] }>)[0]?.Keys;
+  if (batch) return `${kindOfKey(String(batch[0]?.pk?.S ?? '?'))} ×${batch.length}`;
+  return '?';
+}
+
 export class ItemWriteCounter {
   private writes = new Map<string, number>();
   private largest: { key: string; bytes: number } | undefined;
+  private calls = new Map<string, { calls: number; failed: number; ms: number }>();
+
+  /** One answer crossing the proxy: counted by operation and kind of item, failed unless 200. */
+  answered(operation: string, body: Buffer, status: number, ms: number): void {
+    let kind = '?';
+    try {
+      kind = kindOfRequest(JSON.parse(body.toString('utf8')) as Record<string, any>);
+    } catch {
+      // not JSON: counted under '?'
+    }
+    const name = `${operation} ${kind}`;
+    const tally = this.calls.get(name) ?? { calls: 0, failed: 0, ms: 0 };
+    this.calls.set(name, { calls: tally.calls + 1, failed: tally.failed + (status === 200 ? 0 : 1), ms: tally.ms + ms });
+  }
 
   /** One request crossing the proxy: `operation` from X-Amz-Target, `body` its JSON. */
   record(operation: string, body: Buffer): void {
@@ -82,12 +119,13 @@ export class ItemWriteCounter {
   }
 
   snapshot(): ItemWrites {
-    return { writes: Object.fromEntries(this.writes), largestPut: this.largest };
+    return { writes: Object.fromEntries(this.writes), largestPut: this.largest, calls: Object.fromEntries(this.calls) };
   }
 
   reset(): void {
     this.writes.clear();
     this.largest = undefined;
+    this.calls.clear();
   }
 
   private put(item: Item | undefined): void {

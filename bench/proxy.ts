@@ -16,6 +16,8 @@ export interface ProxyOptions {
   readonly onRequest?: (req: IncomingMessage) => void;
   /** Told each request's whole body, before it is forwarded. */
   readonly onBody?: (req: IncomingMessage, body: Buffer) => void;
+  /** Told each answer whole, with the request's body and how long the upstream took (ms). */
+  readonly onAnswer?: (req: IncomingMessage, body: Buffer, status: number, answer: Buffer, ms: number) => void;
 }
 
 export interface RunningProxy {
@@ -34,7 +36,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       const body = await readAll(req);
       options.onBody?.(req, body);
       if (delayMs > 0) await sleep(delayMs);
-      forwarder.forward(req, body, res);
+      const onAnswer = options.onAnswer;
+      const sent = performance.now();
+      forwarder.forward(req, body, res, onAnswer && ((status, answer) => onAnswer(req, body, status, answer, performance.now() - sent)));
     })().catch(() => res.destroy());
   });
   const port = await listening(server, 0);

@@ -41,6 +41,8 @@ export interface ScaleMode {
   readonly hottest: { readonly key: string; readonly writes: number; readonly perSecond: number; readonly perRequest: number };
   readonly largest: { readonly key: string; readonly bytes: number };
   readonly itemsWritten: number;
+  /** DynamoDB calls per request by operation and kind of item, the share that failed (lost races), and their mean time. */
+  readonly calls: Record<string, { readonly perRequest: number; readonly failedPerRequest: number; readonly meanMs: number }>;
 }
 
 export interface ScaleResult {
@@ -171,6 +173,12 @@ async function measureMode(name: ScaleMode['name'], options: ScaleOptions, progr
       hottest: { key: hotKey, writes: hotWrites, perSecond: round(hotWrites / seconds, 1), perRequest: round(hotWrites / Math.max(1, run.latencies.length), 3) },
       largest: await largestItem(emulators.info.dynamodbDirect, tableName, counted),
       itemsWritten: Object.keys(counted.writes).length,
+      calls: Object.fromEntries(
+        Object.entries(counted.calls).map(([name, t]) => {
+          const per = (n: number) => round(n / Math.max(1, run.latencies.length), 3);
+          return [name, { perRequest: per(t.calls), failedPerRequest: per(t.failed), meanMs: round(t.ms / Math.max(1, t.calls), 1) }];
+        }),
+      ),
     };
   } finally {
     for (const child of children.reverse()) await child.stop().catch(() => undefined);
@@ -200,10 +208,18 @@ export function renderScale(result: ScaleResult): string {
     String(m.hottest.perRequest),
     `${m.largest.bytes} (${kindOf(m.largest.key)})`,
   ]);
+  const names = [...new Set([...Object.keys(result.off.calls), ...Object.keys(result.on.calls)])].sort();
+  const cell = (m: ScaleMode, name: string) => {
+    const c = m.calls[name];
+    return c ? `${c.perRequest}${c.failedPerRequest > 0 ? ` (${c.failedPerRequest} failed)` : ''}, ${c.meanMs} ms` : '-';
+  };
+  const calls = markdownTable(['DynamoDB calls per request', 'budget off', 'budget on'], names.map((name) => [name, cell(result.off, name), cell(result.on, name)]));
   return [
     `${result.organizations} Organizations, two instances sharing one table, ${result.connections} connections × ${result.durationSeconds} s, one message per request:`,
     '',
     markdownTable(header, lines),
+    '',
+    calls,
     '',
     `${result.pass ? 'PASS' : 'MISS'}  scale: p99 with the budget on / off ≤ ${TARGET}×: ${result.p99Ratio}×`,
   ].join('\n');

@@ -5,13 +5,17 @@
  * of that item: `bookRound` on the state last seen, written back on condition that its version is
  * still the one read. A lost race re-reads and tries again; nobody's update is ever lost.
  *
- * The state last written by this instance is kept, so a round usually costs one conditional write
- * and no read: the read happens only after another writer moved the item.
+ * The state last written (or read) by this instance is kept, so a round usually costs one
+ * conditional write and no read: the read happens only after another writer moved the item. The
+ * rounds of this instance's requests that wait for the same item are written together, one
+ * conditional write for all of them (group commit): on a stack serving many requests at once
+ * they would otherwise queue behind each other's writes, or race each other for one version.
  *
- * Above one shard's rate (domain/budget-shards.ts), the budget is split: a round reads two
- * shards drawn at random (each its own item, `BUDGET#ses-send-rate#<k>`) and books on the one
- * with less ahead; a shard that cannot be read is stepped around, and only a round that can read
- * none of its shards fails (503).
+ * Above one shard's rate (domain/budget-shards.ts), the budget is split over shard items
+ * (`BUDGET#ses-send-rate#<k>`). An instance books on a shard of its own choosing while that shard
+ * has room now, and on the less busy of it and a shard drawn at random when it has not; a shard
+ * that cannot be read is stepped around, and only a round that can read none of its shards
+ * fails (503).
  */
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -29,6 +33,8 @@ import { itemKey } from './table';
 
 /** Conditional writes lost to other writers before a round gives up (and waits a moment). */
 const MAX_TRIES = 6;
+/** Rounds of this instance written together in one conditional write on a shard (its entries stay few: the item stays well under 4 KB). */
+const MAX_BATCH = 8;
 /** The item outlives any booking; an idle account's item expires and is made anew. */
 const KEEP_SECONDS = 24 * 60 * 60;
 
@@ -40,9 +46,25 @@ interface Seen {
 /** Which item: the one budget item (`undefined`), or shard `k` of a split budget. */
 type Shard = number | undefined;
 
+/** One change to an item's state waiting for its lane's next write: a round, or turns given back. */
+interface Change {
+  readonly now: number;
+  readonly pace: Pace | undefined;
+  readonly entries: number | undefined;
+  apply(state: BudgetState): BudgetState;
+  /** Told whether its change was written (false: every try lost its race). */
+  settle(written: boolean): void;
+  fail(error: unknown): void;
+}
+
 export class DynamoDbSendBudget implements SendBudget {
   private readonly seen = new Map<Shard, Seen>();
-  private queue: Promise<unknown> = Promise.resolve();
+  /** Reads under way for the shard choice, shared by the rounds that wait for them. */
+  private readonly reading = new Map<Shard, Promise<Seen>>();
+  /** Changes waiting per item, and whether a write of that item is under way. */
+  private readonly lanes = new Map<Shard, { pending: Change[]; writing: boolean }>();
+  /** This instance's first choice of shard, drawn once: its rounds rarely race another instance's. */
+  private preferred: number | undefined;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -52,66 +74,103 @@ export class DynamoDbSendBudget implements SendBudget {
   ) {}
 
   book(ask: RoundAsk): Promise<Round> {
-    return this.inTurn(() => this.bookRound(ask));
-  }
-
-  /**
-   * Rounds of this instance's requests run one at a time: they would only race each other for
-   * the same version of the item and lose writes. Instances still race, and conditions settle it.
-   */
-  private inTurn<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(work, work);
-    this.queue = next.catch(() => undefined);
-    return next;
-  }
-
-  private bookRound(ask: RoundAsk): Promise<Round> {
     return withStorageFaults(async () => {
       const shards = ask.pace ? Math.max(1, Math.floor(ask.shards ?? 1)) : 1;
       // Each shard paces at its part of the (possibly slowed) account rate: together, the rate.
       const pace = ask.pace && shards > 1 ? paceFor(1_000 / ask.pace.intervalMs / shards) : ask.pace;
-      for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
-        const readable = await this.readSome(this.candidates(ask, shards));
-        const shard = pick(readable, ask.now, pace);
-        const seen = readable.get(shard)!;
-        const round = bookRound(sanitize(seen.raw, ask.now, pace, shards > 1 ? SHARD_ENTRIES : undefined), { ...ask, pace });
-        if (await this.write(shard, seen, round.state, ask.now)) return shard === undefined ? round : { ...round, shard };
-      }
+      const shard = await this.choose(ask, shards, pace);
+      let round: Round | undefined;
+      const written = await this.change(shard, ask.now, pace, shards > 1 ? SHARD_ENTRIES : undefined, (state) => {
+        round = bookRound(state, { ...ask, pace });
+        return round.state;
+      });
       // Lost every race: others are booking right now; this request books again in a moment.
-      return { state: EMPTY_STATE, turns: [], stop: 'wait', at: ask.now + MIN_ROUND_GAP_MS * (1 + this.draw()), holding: undefined };
+      if (!written || !round) return { state: EMPTY_STATE, turns: [], stop: 'wait', at: ask.now + MIN_ROUND_GAP_MS * (1 + this.draw()), holding: undefined };
+      return shard === undefined ? round : { ...round, shard };
     });
-  }
-
-  /**
-   * The one item; or two shards drawn at random (budget-shards.ts); or, for an Organization with
-   * a rate of its own, its home shard, where that rate's schedule lives whole.
-   */
-  private candidates(ask: RoundAsk, shards: number): Shard[] {
-    if (shards === 1) return [undefined];
-    if (ask.cap !== undefined) return [homeShard(ask.organizationId, shards)];
-    return [Math.floor(this.draw() * shards), Math.floor(this.draw() * shards)];
-  }
-
-  /** The items that could be read; a shard that cannot be is left out, and if none can, the first error stands. */
-  private async readSome(shards: readonly Shard[]): Promise<Map<Shard, Seen>> {
-    const answers = await Promise.allSettled(shards.map(async (shard) => [shard, this.seen.get(shard) ?? (await this.read(shard))] as const));
-    const readable = new Map(answers.flatMap((answer) => (answer.status === 'fulfilled' ? [answer.value] : [])));
-    const failed = answers.find((answer) => answer.status === 'rejected');
-    if (readable.size === 0 && failed?.status === 'rejected') throw failed.reason;
-    return readable;
   }
 
   release(release: Release, pace: Pace | undefined, now: number): Promise<void> {
     // On a shard, only the share is given back: its schedule runs at a part of `pace`, and turns
     // left on it pass within a horizon anyway.
     const shardPace = release.shard === undefined ? pace : undefined;
-    return this.inTurn(() => withStorageFaults(async () => {
-      for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
-        const seen = this.seen.get(release.shard) ?? (await this.read(release.shard));
-        const state = releaseTurns(sanitize(seen.raw, now, shardPace), release, shardPace, now);
-        if (await this.write(release.shard, seen, state, now)) return;
+    return withStorageFaults(async () => {
+      await this.change(release.shard, now, shardPace, undefined, (state) => releaseTurns(state, release, shardPace, now));
+    });
+  }
+
+  /**
+   * Where a round books: the one item; for an Organization with a rate of its own, its home shard,
+   * where that rate's schedule lives whole; otherwise this instance's preferred shard while it has
+   * room now (as last seen: a stale view costs a lost race, never a wrong booking), else the one
+   * of it and a shard drawn at random with less booked ahead ("two choices", budget-shards.ts).
+   * A shard not yet seen is read; one that cannot be read is stepped around.
+   */
+  private async choose(ask: RoundAsk, shards: number, pace: Pace | undefined): Promise<Shard> {
+    if (shards === 1) return undefined;
+    if (ask.cap !== undefined) return homeShard(ask.organizationId, shards);
+    const first = (this.preferred ??= Math.floor(this.draw() * shards) % shards);
+    const known = this.seen.get(first);
+    if (known && sanitize(known.raw, ask.now, pace, SHARD_ENTRIES).tat <= ask.now) return first;
+    const second = Math.floor(this.draw() * shards);
+    const readable = await this.readSome(second === first ? [first] : [first, second]);
+    const states = new Map([...readable].map(([shard, seen]) => [shard!, sanitize(seen.raw, ask.now, pace, SHARD_ENTRIES)]));
+    return chooseShard(states, first, second);
+  }
+
+  /** The items that could be read (as last seen, if seen); a shard that cannot be is left out, and if none can, the first error stands. */
+  private async readSome(shards: readonly Shard[]): Promise<Map<Shard, Seen>> {
+    const answers = await Promise.allSettled(shards.map(async (shard) => [shard, this.seen.get(shard) ?? (await this.look(shard))] as const));
+    const readable = new Map(answers.flatMap((answer) => (answer.status === 'fulfilled' ? [answer.value] : [])));
+    const failed = answers.find((answer) => answer.status === 'rejected');
+    if (readable.size === 0 && failed?.status === 'rejected') throw failed.reason;
+    return readable;
+  }
+
+  private look(shard: Shard): Promise<Seen> {
+    const reading = this.reading.get(shard) ?? this.read(shard).finally(() => this.reading.delete(shard));
+    this.reading.set(shard, reading);
+    return reading;
+  }
+
+  /**
+   * Queues a change to one item; resolves true once it is written, false if every try lost.
+   * This instance's changes to one item go in one conditional write per turn of the lane (up to
+   * `MAX_BATCH` of them, applied in the order they came): they would only race each other for
+   * the same version otherwise. Instances still race, and the condition settles it.
+   */
+  private change(shard: Shard, now: number, pace: Pace | undefined, entries: number | undefined, apply: (state: BudgetState) => BudgetState): Promise<boolean> {
+    return new Promise<boolean>((settle, fail) => {
+      const lane = this.lanes.get(shard) ?? { pending: [], writing: false };
+      this.lanes.set(shard, lane);
+      lane.pending.push({ now, pace, entries, apply, settle, fail });
+      if (!lane.writing) void this.drain(shard, lane);
+    });
+  }
+
+  private async drain(shard: Shard, lane: { pending: Change[]; writing: boolean }): Promise<void> {
+    lane.writing = true;
+    while (lane.pending.length > 0) {
+      const batch = lane.pending.splice(0, MAX_BATCH);
+      try {
+        const written = await this.commit(shard, batch);
+        for (const change of batch) change.settle(written);
+      } catch (error) {
+        for (const change of batch) change.fail(error);
       }
-    }));
+    }
+    lane.writing = false;
+  }
+
+  /** Applies the batch to the item as last seen and writes it on condition; after a lost race, reads and applies it again. */
+  private async commit(shard: Shard, batch: readonly Change[]): Promise<boolean> {
+    const { now, pace, entries } = batch[0]!;
+    for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
+      const seen = this.seen.get(shard) ?? (await this.read(shard));
+      const state = batch.reduce((current, change) => change.apply(current), sanitize(seen.raw, now, pace, entries));
+      if (await this.write(shard, seen, state, now)) return true;
+    }
+    return false;
   }
 
   private async read(shard: Shard): Promise<Seen> {
@@ -149,14 +208,6 @@ export class DynamoDbSendBudget implements SendBudget {
     else this.seen.delete(shard);
     return made;
   }
-}
-
-/** Of the shards read, the one with less booked ahead (budget-shards.ts `chooseShard`). */
-function pick(readable: ReadonlyMap<Shard, Seen>, now: number, pace: Pace | undefined): Shard {
-  const shards = [...readable.keys()];
-  if (shards.length === 1 || shards[0] === undefined || shards[1] === undefined) return shards[0];
-  const states = new Map(shards.map((shard) => [shard!, sanitize(readable.get(shard)!.raw, now, pace, SHARD_ENTRIES)]));
-  return chooseShard(states, shards[0], shards[1]);
 }
 
 /** Holdings as [from, to, units] triples: the item is read and written on every round, so it stays small. */
