@@ -3,7 +3,8 @@
  * at an account rate above one shard's, two instances book one-message rounds on shards drawn
  * two at a time, and together they never exceed the account's rate; an Organization with a rate
  * of its own books on its home shard, where that rate holds whole; a shard that cannot be read is
- * stepped around, and a round that can read none is a 503 with nothing booked.
+ * stepped around, and a round that can read none is a 503 with nothing booked. One instance writes
+ * the rounds its requests make at once together, and reads nothing while its own shard has room.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -53,6 +54,19 @@ const ask = (now: number, overrides: Partial<RoundAsk> = {}): RoundAsk => ({
   shards: SHARDS,
   ...overrides,
 });
+/** A client that counts the DynamoDB commands it sends, by name (GetItemCommand, UpdateCommand's UpdateItemCommand …). */
+function countingClient(): { client: DynamoDBDocumentClient; calls: Map<string, number> } {
+  const counted = createDynamoDbClient(h.config);
+  const calls = new Map<string, number>();
+  counted.middlewareStack.add(
+    (next, context) => async (args) => {
+      calls.set(context.commandName!, (calls.get(context.commandName!) ?? 0) + 1);
+      return next(args);
+    },
+    { step: 'initialize', name: 'countCalls' },
+  );
+  return { client: counted, calls };
+}
 const item = async (shard?: number) => (await client.send(new GetCommand({ TableName: h.config.tableName, Key: itemKey.sendBudget(shard), ConsistentRead: true }))).Item;
 
 describe('DynamoDbSendBudget split over shards', () => {
@@ -114,5 +128,57 @@ describe('DynamoDbSendBudget split over shards', () => {
     await expect(stuck.book(ask(now))).rejects.toBeInstanceOf(StorageUnavailableProblem);
     expect(await item(0)).toBeUndefined();
     faulty.destroy();
+  });
+
+  it('writes the rounds one instance makes at once together, each with a turn of its own, within the rate', async () => {
+    const { client: counted, calls } = countingClient();
+    const budget = new DynamoDbSendBudget(counted, h.config.tableName, walk(0));
+    const now = Date.now();
+    const rounds = await Promise.all(Array.from({ length: 40 }, (_, i) => budget.book(ask(now, { organizationId: `org-${i % 10}` }))));
+    const turns = rounds.flatMap((round) => round.turns.filter((t): t is number => typeof t === 'number'));
+    expect(turns).toHaveLength(40);
+    expect(fitsBucket(turns, RATE)).toBe(true);
+    // One conditional write per batch of rounds (up to 8), not one per round: a round per request
+    // would be 40 writes queued one behind the other.
+    expect(calls.get('UpdateItemCommand')).toBeLessThanOrEqual(40 / 8 + 1);
+    // What was written is what the rounds booked: the shards' schedules moved by 40 turns in all.
+    const stored = await Promise.all(Array.from({ length: SHARDS }, (_, k) => item(k)));
+    const held = stored.flatMap((s) => Object.values((s?.orgs ?? {}) as Record<string, { held: number[][] }>)).flatMap((org) => org.held);
+    expect(held.reduce((sum, [, , units]) => sum + units!, 0)).toBe(40);
+    counted.destroy();
+  });
+
+  it('reads nothing before booking while its own shard has room, and books on it', async () => {
+    const { client: counted, calls } = countingClient();
+    const budget = new DynamoDbSendBudget(counted, h.config.tableName, walk(0));
+    const start = Date.now();
+    const first = await budget.book(ask(start));
+    const readsAtFirst = calls.get('GetItemCommand') ?? 0;
+    // A round a second apart each: the shard this instance wrote last has room again every time.
+    const later = [];
+    for (let i = 1; i <= 5; i++) later.push(await budget.book(ask(start + i * 1_000, { organizationId: `org-${i}` })));
+    expect(calls.get('GetItemCommand') ?? 0).toBe(readsAtFirst);
+    expect(calls.get('UpdateItemCommand')).toBe(6);
+    expect(new Set(later.map((round) => round.shard))).toEqual(new Set([first.shard]));
+    counted.destroy();
+  });
+
+  it('after another instance wrote its shard, loses one race, reads once and books after the other\'s turns', async () => {
+    const { client: counted, calls } = countingClient();
+    const otherClient = createDynamoDbClient(h.config);
+    const mine = new DynamoDbSendBudget(counted, h.config.tableName, () => 0);
+    const other = new DynamoDbSendBudget(otherClient, h.config.tableName, () => 0);
+    const now = Date.now();
+    await mine.book(ask(now));
+    const theirs = await other.book(ask(now, { messages: Array.from({ length: 10 }, () => ({ units: 1 })) }));
+    const reads = calls.get('GetItemCommand') ?? 0;
+    const round = await mine.book(ask(now));
+    expect(round.shard).toBe(theirs.shard);
+    // Its turn comes after the other instance's ten: it booked on the state the other wrote.
+    expect(round.turns[0]).toBeGreaterThanOrEqual(Math.max(...theirs.turns.map(Number)));
+    expect(calls.get('GetItemCommand')).toBe(reads + 1);
+    expect(calls.get('UpdateItemCommand')).toBe(3);
+    counted.destroy();
+    otherClient.destroy();
   });
 });
