@@ -104,7 +104,7 @@ describe('DynamoDbSendBudget split over shards', () => {
     expect(fitsBucket(turns, 5)).toBe(true);
   });
 
-  it('steps around a shard it cannot read, and answers 503 with nothing booked when it can read none of those it drew', async () => {
+  it('steps around a shard it cannot read (and stops preferring it), and answers 503 with nothing booked when it can read none of those it drew', async () => {
     const faulty = createDynamoDbClient(h.config);
     const down = itemKey.sendBudget(0).pk;
     faulty.middlewareStack.add(
@@ -123,6 +123,10 @@ describe('DynamoDbSendBudget split over shards', () => {
     const round = await stepsAround.book(ask(now));
     expect(round.shard).toBe(1);
     expect(round.turns).toHaveLength(1);
+    // Shard 1 is its own now: later rounds that draw only shard 0 (down) still book, on 1.
+    const again = await stepsAround.book(ask(now));
+    expect(again.shard).toBe(1);
+    expect(again.turns).toHaveLength(1);
     // Draws 0 and 0: shard 0 twice; nothing can be read, nothing is booked.
     const stuck = new DynamoDbSendBudget(faulty, h.config.tableName, () => 0);
     await expect(stuck.book(ask(now))).rejects.toBeInstanceOf(StorageUnavailableProblem);

@@ -115,6 +115,8 @@ export class DynamoDbSendBudget implements SendBudget {
     const second = Math.floor(this.draw() * shards);
     const readable = await this.readSome(second === first ? [first] : [first, second]);
     const states = new Map([...readable].map(([shard, seen]) => [shard!, sanitize(seen.raw, ask.now, pace, SHARD_ENTRIES)]));
+    // Its own shard cannot be read: the other becomes its own, or every round would need luck.
+    if (!readable.has(first)) this.preferred = second;
     return chooseShard(states, first, second);
   }
 
@@ -156,6 +158,9 @@ export class DynamoDbSendBudget implements SendBudget {
         const written = await this.commit(shard, batch);
         for (const change of batch) change.settle(written);
       } catch (error) {
+        // Not a lost race but a fault: what was seen of the item is not trusted, nor is it preferred.
+        this.seen.delete(shard);
+        if (shard === this.preferred) this.preferred = undefined;
         for (const change of batch) change.fail(error);
       }
     }
