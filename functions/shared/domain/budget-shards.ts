@@ -8,16 +8,19 @@
  *   `R / S` recipients per second with a burst of `⌊R / S⌋`. The union of S streams that each fit
  *   a bucket (b_i, r_i) fits the bucket (Σ b_i, Σ r_i) = (at most ⌊R⌋, R): SES's own. So however
  *   the shards are used, together they never send more than the account's rate.
- * - A request books on one of two shards drawn at random, the one with less booked ahead
- *   ("the power of two choices", Mitzenmacher 2001): load spreads evenly without any shard
- *   knowing the others, and a request that drew a busy shard borrows the other's room. A request
- *   that needs more rounds draws again for each, so a flood spreads over every shard.
+ * - An instance books on a shard of its own (drawn once) while that shard has room now, with no
+ *   read; otherwise on the one of it and a shard drawn at random with less booked ahead ("the
+ *   power of two choices", Mitzenmacher 2001): load spreads evenly without any shard knowing the
+ *   others, and a request that met a busy shard borrows the other's room. A request that needs
+ *   more rounds draws again for each, so a flood spreads over every shard. (The store makes the
+ *   choice from the state it last saw; its conditional write keeps a stale view from booking.)
  * - Each shard keeps at most `SHARD_ENTRIES` Organization entries, those waiting longest; shares
  *   are computed per shard between the Organizations it sees, and a flood that reaches every
  *   shard meets its share on each.
  * - An Organization with a rate of its own books on one home shard, the same on every instance
  *   (`homeShard`), whose entry keeps its own-rate schedule whole (fair-share.ts): sharding cannot
- *   multiply its cap. The price: it never gets more than one shard's rate, `R / S`.
+ *   multiply its cap. The price, kept on purpose (docs/fair-share.md): it never gets more than one
+ *   shard's rate, `R / S`, and its share is computed between those waiting on that shard.
  *
  * What it costs at R = 1,000/s: 10 shards of 100/s. A one-message request writes one shard item
  * once (a conditional UpdateItem, well under 1 KB: 1 WCU); so 1,000 requests a second are about
@@ -50,7 +53,7 @@ export function homeShard(organizationId: string, shards: number): number {
 }
 
 /**
- * Of two shards drawn at random, the one with less booked ahead (the earlier TAT); `first` on a
+ * Of two shards (the instance's own and one drawn at random), the one with less booked ahead (the earlier TAT); `first` on a
  * tie. Shards that cannot be read are left out; none left: undefined (the request cannot book).
  */
 export function chooseShard(states: ReadonlyMap<number, BudgetState>, first: number, second: number): number | undefined {
