@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import type { Metafile } from 'esbuild';
 import { build } from 'esbuild';
 import { REPO_ROOT, sendEsbuildOptions } from '../infra/aws/send-bundle';
+import { INFRA_DEFAULTS, powertoolsTraceEnabled } from '../infra/aws/settings';
 import { median, round, summary } from './stats';
 
 const run = promisify(execFile);
@@ -40,13 +41,18 @@ const metrics = new Metrics({ namespace: 'Floor', serviceName: 'floor' });
 export const handler = async () => ({ statusCode: 200, body: String([ses, dynamodb, logger, metrics].length) });
 `;
 
-/** Runs in the fresh process: time from just before the import to just after it settles. */
+/**
+ * Runs in the fresh process: time from just before the import to just after it settles, and the
+ * CPU time the process spent meanwhile (all its threads), which a busy machine moves far less.
+ */
 const PROBE = `
+const cpu = process.cpuUsage();
 const started = performance.now();
 const mod = await import(process.argv[1]);
 const importMs = performance.now() - started;
+const spent = process.cpuUsage(cpu);
 if (typeof mod.handler !== 'function') throw new Error('no handler export');
-process.stdout.write(JSON.stringify({ importMs, sinceProcessStartMs: performance.now() }) + '\\n');
+process.stdout.write(JSON.stringify({ importMs, cpuMs: (spent.user + spent.system) / 1000, sinceProcessStartMs: performance.now() }) + '\\n');
 `;
 
 export interface Variant {
@@ -62,7 +68,7 @@ export interface ColdStartResult {
     readonly floor: { readonly bytes: number; readonly allBytes: number; readonly mapBytes: number };
     readonly sesOnly: { readonly bytes: number; readonly allBytes: number; readonly mapBytes: number };
   };
-  readonly variants: Record<string, { importMs: ReturnType<typeof summary>; sinceProcessStartMs: ReturnType<typeof summary> }>;
+  readonly variants: Record<string, { importMs: ReturnType<typeof summary>; cpuMs: ReturnType<typeof summary>; sinceProcessStartMs: ReturnType<typeof summary> }>;
 }
 
 /** The entry's output and every chunk it imports statically: what a cold start reads. */
@@ -114,6 +120,20 @@ export function lambdaEnv(extra: Readonly<Record<string, string>> = {}): Record<
   };
 }
 
+/**
+ * What is imported and how: the handler as the stack deploys it by default (the tracer's setting
+ * taken from the stack's own defaults), the same bundle with `traceSdkCalls` on (Powertools Tracer
+ * and the X-Ray SDK at start-up), the floor and the SES-only baseline.
+ */
+export function coldVariants(): Variant[] {
+  return [
+    { name: 'handler', bundle: 'handler', env: lambdaEnv({ POWERTOOLS_TRACE_ENABLED: String(powertoolsTraceEnabled(INFRA_DEFAULTS)) }) },
+    { name: 'handlerSdkTraced', bundle: 'handler', env: lambdaEnv({ POWERTOOLS_TRACE_ENABLED: 'true' }) },
+    { name: 'floor', bundle: 'floor', env: lambdaEnv() },
+    { name: 'sesOnly', bundle: 'sesOnly', env: lambdaEnv() },
+  ];
+}
+
 export async function measureColdStart(options: {
   readonly runs: number;
   readonly variants: readonly Variant[];
@@ -147,7 +167,7 @@ export async function measureColdStart(options: {
     options.progress(`bundles (read at start-up / all chunks): handler ${kib(bundles.handler.bytes)} / ${kib(bundles.handler.allBytes)}, floor ${kib(bundles.floor.bytes)}, SES-only ${kib(bundles.sesOnly.bytes)}; biggest inputs of the handler: ${bundles.handler.biggestInputs.slice(0, 5).map((i) => `${i.input} ${kib(i.bytes)}`).join(', ')}`);
 
     const files = { handler: pathToFileURL(handlerFile).href, floor: pathToFileURL(floorFile).href, sesOnly: pathToFileURL(sesOnlyFile).href };
-    const samples = Object.fromEntries(options.variants.map((v) => [v.name, { importMs: [] as number[], sinceProcessStartMs: [] as number[] }]));
+    const samples = Object.fromEntries(options.variants.map((v) => [v.name, { importMs: [] as number[], cpuMs: [] as number[], sinceProcessStartMs: [] as number[] }]));
     // One warm-up each (file system cache), then the variants take turns so drift hits all alike.
     for (let round = -1; round < options.runs; round++) {
       for (const variant of options.variants) {
@@ -158,16 +178,17 @@ export async function measureColdStart(options: {
         });
         const line = stdout.split('\n').find((l) => l.startsWith('{"importMs"'));
         if (!line) throw new Error(`the ${variant.name} probe printed no timing: ${stdout.slice(0, 500)}`);
-        const figures = JSON.parse(line) as { importMs: number; sinceProcessStartMs: number };
+        const figures = JSON.parse(line) as { importMs: number; cpuMs: number; sinceProcessStartMs: number };
         if (round < 0) continue;
         samples[variant.name]!.importMs.push(figures.importMs);
+        samples[variant.name]!.cpuMs.push(figures.cpuMs);
         samples[variant.name]!.sinceProcessStartMs.push(figures.sinceProcessStartMs);
       }
     }
     const variants = Object.fromEntries(
-      Object.entries(samples).map(([name, s]) => [name, { importMs: summary(s.importMs), sinceProcessStartMs: summary(s.sinceProcessStartMs) }]),
+      Object.entries(samples).map(([name, s]) => [name, { importMs: summary(s.importMs), cpuMs: summary(s.cpuMs), sinceProcessStartMs: summary(s.sinceProcessStartMs) }]),
     );
-    for (const [name, s] of Object.entries(samples)) options.progress(`cold init ${name}: import median ${round(median(s.importMs))} ms`);
+    for (const [name, s] of Object.entries(samples)) options.progress(`cold init ${name}: import median ${round(median(s.importMs))} ms, CPU ${round(median(s.cpuMs))} ms`);
     return { bundles, variants };
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -25,6 +25,8 @@ export interface BenchOptions {
   readonly scaleOnly: boolean;
   /** Only the tracking figures (bench/tracking.ts): rewriting a 100 KB tracked message, and an untracked send with and without the tracker. */
   readonly trackingOnly: boolean;
+  /** Only the cold init rows (bench/cold-start.ts). */
+  readonly coldOnly: boolean;
 }
 
 interface Spec {
@@ -85,6 +87,7 @@ export function helpText(): string {
     '  --tracking              only the open and click tracking figures: a tracked 100 KB HTML message rewritten',
     '                          by the local SES front (p50), and an untracked send through the front with and',
     '                          without the tracker (ratio of medians); 5 x --runs of each (seconds)',
+    '  --cold                  only the cold init rows (d): --cold-runs fresh node processes per bundle',
     '  -h, --help              this text',
     '',
     'Exit status: 0 when the run completed, even with targets missed (it is a report); 1 on a',
@@ -111,6 +114,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
       templates: { type: 'boolean' },
       scale: { type: 'boolean' },
       tracking: { type: 'boolean' },
+      cold: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -142,5 +146,5 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
         });
   if (sweep.length > 8) throw new OptionsError('--sweep takes at most 8 values');
 
-  return { ...numbers, sweep: [...new Set(sweep)], rateOnly: values['rate-only'] === true || env.BENCH_RATE_ONLY === '1', templatesOnly: values.templates === true || env.BENCH_TEMPLATES_ONLY === '1', scaleOnly: values.scale === true || env.BENCH_SCALE_ONLY === '1', trackingOnly: values.tracking === true || env.BENCH_TRACKING_ONLY === '1', out: (values.out as string | undefined) ?? env.BENCH_OUT ?? DEFAULT_OUT };
+  return { ...numbers, sweep: [...new Set(sweep)], rateOnly: values['rate-only'] === true || env.BENCH_RATE_ONLY === '1', templatesOnly: values.templates === true || env.BENCH_TEMPLATES_ONLY === '1', scaleOnly: values.scale === true || env.BENCH_SCALE_ONLY === '1', trackingOnly: values.tracking === true || env.BENCH_TRACKING_ONLY === '1', coldOnly: values.cold === true || env.BENCH_COLD_ONLY === '1', out: (values.out as string | undefined) ?? env.BENCH_OUT ?? DEFAULT_OUT };
 }

@@ -13,14 +13,14 @@ import { DEFAULTS } from '../functions/shared/runtime/config';
 import { DynamoDbAdminStore } from '../infra/admin/admin-store';
 import type { Child } from './child';
 import { forkChild } from './child';
-import { lambdaEnv, measureColdStart } from './cold-start';
+import { coldVariants, measureColdStart } from './cold-start';
 import type { EmulatorsInfo } from './emulators-child';
 import type { BenchOptions } from './options';
 import { OptionsError, helpText, parseOptions } from './options';
 import type { BenchContext } from './phases';
 import { measureBatch, measureLoad, measureRoundTrips, measureSingle, measureSweep } from './phases';
 import type { BenchResults } from './report';
-import { checkTargets, renderSweep, renderTable, renderTargets } from './report';
+import { checkTargets, renderColdRows, renderSweep, renderTable, renderTargets } from './report';
 import type { StackInfo } from './stack-child';
 import type { RateScenario } from './rate';
 import { measureRate, rateTargetsMet, renderRate } from './rate';
@@ -106,7 +106,18 @@ async function runTrackingOnly(options: BenchOptions): Promise<void> {
   process.stdout.write(`\n${renderTracking(result)}\n\n${availableParallelism()} CPUs · load average ${load}\nFigures written to ${relative(process.cwd(), outFile)}\n`);
 }
 
+/** Only the cold init rows (d), to measure a change to the bundle in a minute. */
+async function runColdOnly(options: BenchOptions): Promise<void> {
+  const coldStart = await measureColdStart({ runs: options.coldRuns, progress, variants: coldVariants() });
+  const load = loadavg().map((n) => round(n, 2)).join(' ');
+  const outFile = resolve(options.out);
+  await mkdir(dirname(outFile), { recursive: true });
+  await writeFile(outFile, `${JSON.stringify({ schema: 'email-send-api/bench-cold/1', at: new Date().toISOString(), loadAverage: load, coldStart }, null, 2)}\n`);
+  process.stdout.write(`\n${renderColdRows(coldStart)}\n\nNode ${process.version} · ${availableParallelism()} CPUs · load average ${load}\nFigures written to ${relative(process.cwd(), outFile)}\n`);
+}
+
 async function run(options: BenchOptions): Promise<void> {
+  if (options.coldOnly) return runColdOnly(options);
   if (options.rateOnly) return runRateOnly(options);
   if (options.trackingOnly) return runTrackingOnly(options);
   if (options.templatesOnly) return runTemplatesOnly(options);
@@ -206,16 +217,7 @@ async function run(options: BenchOptions): Promise<void> {
 
   // Last, with the emulators gone: fresh processes are the most sensitive to a busy machine.
   progress(`cold init: bundling and importing each bundle in ${options.coldRuns} fresh node processes…`);
-  const coldStart = await measureColdStart({
-    runs: options.coldRuns,
-    progress,
-    variants: [
-      { name: 'handler', bundle: 'handler', env: lambdaEnv() },
-      { name: 'handlerTracingOff', bundle: 'handler', env: lambdaEnv({ POWERTOOLS_TRACE_ENABLED: 'false' }) },
-      { name: 'floor', bundle: 'floor', env: lambdaEnv() },
-      { name: 'sesOnly', bundle: 'sesOnly', env: lambdaEnv() },
-    ],
-  });
+  const coldStart = await measureColdStart({ runs: options.coldRuns, progress, variants: coldVariants() });
   clearTimeout(watchdog);
 
   const results: BenchResults & { rate: RateScenario[]; fairness: FairnessScenario[]; tracking: TrackingBench } = { ...measured, coldStart, rate, fairness, tracking };

@@ -14,7 +14,7 @@ import { isObject, own, textField, unknownFields } from '../shared/http/body-rul
 import { escapePointer } from '../shared/http/json-pointer';
 import type { CustomHeader, OutgoingAttachment, OutgoingEmail } from '../shared/mail/ports';
 import { SERVICE_TAGS } from '../shared/mail/ses-message';
-import { detectMimeType } from 'nodemailer/lib/mime-funcs';
+import { contentTypeOf } from './content-types';
 
 export const CONTENT_FIELDS = ['ReplyTo', 'Headers', 'Tags', 'Attachments'] as const;
 
@@ -238,7 +238,7 @@ function validateAttachment(value: unknown, pointer: string, problems: ProblemLi
 
 /** The type the file name's extension suggests; never a container (`mail.eml` would be message/rfc822). */
 function defaultContentType(fileName: string): string {
-  const detected = detectMimeType(fileName);
+  const detected = contentTypeOf(fileName);
   return CONTAINER_TYPE.test(detected) ? 'application/octet-stream' : detected;
 }
 

@@ -30,6 +30,7 @@ import { renderTemplates } from './templated';
 import { resolveMessageTracking } from './tracking';
 import type { TemplateReader } from '../shared/templates/template-store';
 import type { ValidMessage } from '../shared/mail/valid-message';
+import { loadContentTypesFor } from './content-types';
 import { validateSendRequest } from './validation';
 
 export interface SendDependencies {
@@ -76,6 +77,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   // clears it after every invocation.
   deps.logger.appendKeys({ userId: caller.userId });
   const idempotencyKey = readIdempotencyKey(input.idempotencyKey);
+  await loadContentTypesFor(input.body);
   const request = validateSendRequest(input.body, { ...deps.config, now: deps.now() });
   const organization = await authoriseOrganization(caller, request.organizationId, deps.access);
   deps.logger.appendKeys({ organizationId: request.organizationId, messages: request.messages.length });

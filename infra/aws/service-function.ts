@@ -19,6 +19,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { LAST_USED_ATTRIBUTE, PARTITIONS, TABLE_SCHEMA, USER_KEY_ATTRIBUTES } from '../../functions/shared/store/table';
 import { LOCK_FILE, REPO_ROOT, SEND_BUNDLING, SEND_RUNTIME } from './send-bundle';
 import type { StackSettings } from './settings';
+import { powertoolsTraceEnabled } from './settings';
 
 export interface ServiceFunctionProps {
   readonly entry: string;
@@ -78,7 +79,7 @@ export function addServiceFunction(stack: Stack, id: string, settings: StackSett
     environment: {
       ...props.environment,
       POWERTOOLS_SERVICE_NAME: props.serviceName,
-      POWERTOOLS_TRACE_ENABLED: String(settings.tracing),
+      POWERTOOLS_TRACE_ENABLED: String(powertoolsTraceEnabled(settings)),
       NODE_OPTIONS: '--enable-source-maps',
     },
   });

@@ -32,9 +32,13 @@ export const INFRA_DEFAULTS = {
   // Open and click tracking's custom redirect domain (SES's TrackingOptions on the tracked
   // configuration sets, HTTPS only); empty: SES's own tracking domain.
   trackingDomain: '',
-  // X-Ray tracing of the function and its DynamoDB/SES calls. It costs per trace recorded (after
-  // the free tier) and 10–20 ms of cold start to load the tracer; set false to turn both off.
+  // Active X-Ray tracing: Lambda records each invocation (initialisation, invocation, overhead).
+  // It costs per trace recorded (after the free tier) and nothing at cold start.
   tracing: true,
+  // With tracing, also a subsegment for every DynamoDB and SES call, from the Powertools Tracer.
+  // Off by default: loading the X-Ray SDK under it adds about a third of what an SES client alone
+  // costs to every cold start of the send function (docs/performance.md, "Cold start").
+  traceSdkCalls: false,
   // Keys kept sealed (KMS, bound to their user) so their owner can see them again on the settings
   // page (CONTRACT section 3, item 2). false: nothing is sealed and the page shows a key once.
   apiKeyReveal: true,
@@ -81,8 +85,10 @@ export interface StackSettings {
   /** HTTP API stage throttling: steady requests per second and burst, for the whole stage. */
   readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
   readonly functionMemoryMb: number;
-  /** Active X-Ray tracing (Powertools Tracer in the function). */
+  /** Active X-Ray tracing: Lambda's own segment of each invocation. */
   readonly tracing: boolean;
+  /** With `tracing`, the Powertools Tracer in the functions too: a subsegment per DynamoDB and SES call. */
+  readonly traceSdkCalls: boolean;
   /** Whether API keys are kept sealed so their owner can see them again (`API_KEY_REVEAL` of the settings functions). */
   readonly apiKeyReveal: boolean;
   /** Retention of the function's logs and the API access logs. */
@@ -102,6 +108,14 @@ export interface StackSettings {
   readonly serviceEnvironment: Readonly<Record<string, string>>;
   /** SES tenants: on (every SendEmail names the Organization's tenant), with this managed reputation policy. */
   readonly sesTenants: { readonly enabled: boolean; readonly reputationPolicy: 'standard' | 'strict' | 'none' };
+}
+
+/**
+ * `POWERTOOLS_TRACE_ENABLED` of every function: the Powertools Tracer, and the X-Ray SDK it loads
+ * at start-up, only when SDK calls are to be traced, and only under active tracing.
+ */
+export function powertoolsTraceEnabled(settings: Pick<StackSettings, 'tracing' | 'traceSdkCalls'>): boolean {
+  return settings.tracing && settings.traceSdkCalls;
 }
 
 /** A context value is missing or malformed. */
@@ -127,6 +141,7 @@ export function readSettings(scope: Construct): StackSettings {
   // 128 MB steps are not required by Lambda, but 1 MB steps are; the upper bound is Lambda's.
   const functionMemoryMb = read.integer('functionMemoryMb', INFRA_DEFAULTS.functionMemoryMb, 128, 10_240);
   const tracing = read.boolean('tracing', INFRA_DEFAULTS.tracing);
+  const traceSdkCalls = read.boolean('traceSdkCalls', INFRA_DEFAULTS.traceSdkCalls);
   const apiKeyReveal = read.boolean('apiKeyReveal', INFRA_DEFAULTS.apiKeyReveal);
 
   const retentionDays = read.integer('logRetentionDays', INFRA_DEFAULTS.logRetentionDays, 1, 3_653);
@@ -199,6 +214,7 @@ export function readSettings(scope: Construct): StackSettings {
     throttle: { rateLimit, burstLimit },
     functionMemoryMb,
     tracing,
+    traceSdkCalls,
     apiKeyReveal,
     logRetention: retentionDays as RetentionDays,
     alarmTopicArn: alarmTopicArn || undefined,

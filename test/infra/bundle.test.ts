@@ -42,6 +42,19 @@ function bundleFiles(dir: string): string[] {
     .sort();
 }
 
+/** What a cold start reads: `index.mjs` and every chunk it imports statically, transitively (relative to `dir`). */
+function startupFiles(dir: string): Set<string> {
+  const staticImports = (file: string) => [...readFileSync(join(dir, file), 'utf8').matchAll(/(?:^|[;}\n])import\s*(?:[\w${},\s*]+from\s*)?"(\.\.?\/[^"]+)"/g)].map((m) => join(file, '..', m[1]!));
+  const startup = new Set<string>();
+  const visit = (file: string) => {
+    if (startup.has(file)) return;
+    startup.add(file);
+    staticImports(file).forEach(visit);
+  };
+  visit('index.mjs');
+  return startup;
+}
+
 describe('send function bundle', () => {
   let dir: string;
   let outfile: string;
@@ -72,14 +85,7 @@ describe('send function bundle', () => {
   it('keeps what most sends never use out of what a cold start reads: raw MIME composition and the scheduling clients are chunks of their own', () => {
     const chunks = bundleFiles(dir).filter((file) => file.startsWith('chunks/'));
     expect(chunks.length).toBeGreaterThan(0);
-    const staticImports = (file: string) => [...readFileSync(join(dir, file), 'utf8').matchAll(/(?:^|[;}])import\s*(?:[\w${},\s*]+from\s*)?"(\.\.?\/[^"]+)"/g)].map((m) => join(file, '..', m[1]!));
-    const startup = new Set<string>();
-    const visit = (file: string) => {
-      if (startup.has(file)) return;
-      startup.add(file);
-      staticImports(file).forEach(visit);
-    };
-    visit('index.mjs');
+    const startup = startupFiles(dir);
     const readAtStart = [...startup].map((file) => readFileSync(join(dir, file), 'utf8')).join('\n');
     // What only a message past Simple content's header limits, or a schedule, needs.
     expect(readAtStart).not.toContain('CreateScheduleCommand');
@@ -92,18 +98,23 @@ describe('send function bundle', () => {
 
   it('keeps the template engine out of what a cold start reads: Handlebars is a chunk loaded by the first templated message', () => {
     const files = bundleFiles(dir).filter((file) => file.endsWith('.mjs'));
-    const staticImports = (file: string) => [...readFileSync(join(dir, file), 'utf8').matchAll(/(?:^|[;}])import\s*(?:[\w${},\s*]+from\s*)?"(\.\.?\/[^"]+)"/g)].map((m) => join(file, '..', m[1]!));
-    const startup = new Set<string>();
-    const visit = (file: string) => {
-      if (startup.has(file)) return;
-      startup.add(file);
-      staticImports(file).forEach(visit);
-    };
-    visit('index.mjs');
+    const startup = startupFiles(dir);
     // A message of Handlebars' parser, which minification keeps.
     const engine = 'Parse error on line';
     expect([...startup].filter((file) => readFileSync(join(dir, file), 'utf8').includes(engine))).toEqual([]);
     expect(files.filter((file) => !startup.has(file) && readFileSync(join(dir, file), 'utf8').includes(engine))).toHaveLength(1);
+  });
+
+  it('keeps nodemailer\'s extension table and the X-Ray SDK out of what a cold start reads: each is a chunk loaded on demand', () => {
+    const startup = startupFiles(dir);
+    const holding = (marker: string) => bundleFiles(dir).filter((file) => file.endsWith('.mjs') && readFileSync(join(dir, file), 'utf8').includes(marker));
+    // An entry of the table (loaded for an attachment without a ContentType), and a variable
+    // only the X-Ray SDK reads (loaded when traceSdkCalls turns the Powertools Tracer on).
+    for (const marker of ['application/applixware', 'AWS_XRAY_DAEMON_ADDRESS']) {
+      const files = holding(marker);
+      expect(files.length).toBeGreaterThan(0);
+      expect(files.filter((file) => startup.has(file))).toEqual([]);
+    }
   });
 
   it('is byte-for-byte what NodejsFunction bundles for the stack, chunks and all', () => {

@@ -176,7 +176,8 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
         PROBLEM_TYPE_BASE: '/problems/',
         SES_TENANTS: 'true',
         POWERTOOLS_SERVICE_NAME: 'email-send-api',
-        POWERTOOLS_TRACE_ENABLED: 'true',
+        // Lambda's own segment only: the X-Ray SDK stays out of the cold start unless traceSdkCalls asks for it.
+        POWERTOOLS_TRACE_ENABLED: 'false',
         NODE_OPTIONS: '--enable-source-maps',
         // Scheduling (test/infra/scheduled-send.test.ts) and its webhooks.
         SCHEDULE_GROUP_NAME: expect.stringMatching(/^EmailSendApi-ScheduleGroup-/),
@@ -432,6 +433,20 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
 });
 
 describe('EmailSendApiStack context', () => {
+  it('traces SDK calls only when traceSdkCalls asks for it, and only under active tracing', () => {
+    // [tracing mode, POWERTOOLS_TRACE_ENABLED] of each of the service's functions (not the CDK's own helpers).
+    const tracingOf = (context: Record<string, unknown>) =>
+      Object.values(Template.fromStack(buildStack(context).stack).findResources('AWS::Lambda::Function'))
+        .map((fn) => (fn as { Properties: { TracingConfig?: { Mode: string }; Environment: { Variables: Record<string, string> } } }).Properties)
+        .filter((props) => props.Environment?.Variables?.POWERTOOLS_SERVICE_NAME !== undefined)
+        .map((props) => `${props.TracingConfig?.Mode ?? 'none'} ${props.Environment.Variables.POWERTOOLS_TRACE_ENABLED}`);
+    const byDefault = tracingOf({});
+    expect(byDefault.length).toBeGreaterThan(5);
+    expect(new Set(byDefault)).toEqual(new Set(['Active false']));
+    expect(new Set(tracingOf({ traceSdkCalls: 'true' }))).toEqual(new Set(['Active true']));
+    expect(new Set(tracingOf({ tracing: 'false', traceSdkCalls: 'true' }))).toEqual(new Set(['none false']));
+  });
+
   it('turns tracing off with the tracing context key: no X-Ray statement, tracer disabled', () => {
     const { stack } = buildStack({ tracing: 'false' });
     const template = Template.fromStack(stack);

@@ -6,11 +6,12 @@
  * matches the document is checked in the harness (`invoke`); the last block shows that check
  * catches drift.
  */
-import { describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import fc from 'fast-check';
 import { parseExpiration } from '../../functions/send/expiry';
 import { UNSUPPORTED_EXTENSIONS, extensionOf, isStrictBase64 } from '../../functions/send/message-content';
+import { loadContentTypes } from '../../functions/send/content-types';
 import { validateSendRequest } from '../../functions/send/validation';
 import { ValidationProblem } from '../../functions/shared/http/problems';
 import { FAILURE_CODES } from '../../functions/shared/mail/ports';
@@ -18,6 +19,9 @@ import type { Harness, Tenant } from '../support/harness';
 import { authorised, useHarness } from '../support/harness';
 import { compileSchema, openApiDocument as doc, openApiProblems, resolveRef } from '../support/openapi';
 import { problemTypesInCode, settingsProblemTypesInCode } from '../support/problem-types';
+
+// The send path loads the extension table before validating a request with attachments (functions/send/content-types.ts).
+beforeAll(() => loadContentTypes());
 
 type Json = Record<string, any>;
 

@@ -1,12 +1,16 @@
-import { describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import libmime from 'libmime';
 import { extensionOf, isStrictBase64, UNSUPPORTED_EXTENSIONS } from '../../functions/send/message-content';
+import { loadContentTypes } from '../../functions/send/content-types';
 import { validateSendRequest } from '../../functions/send/validation';
 import { CONTROL_CHARACTERS } from '../../functions/shared/domain/header-safety';
 import { ValidationProblem } from '../../functions/shared/http/problems';
 import type { OutgoingEmail } from '../../functions/shared/mail/ports';
 import { encodeHeaderValue, toSendEmailRequest } from '../../functions/shared/mail/ses-message';
+
+// The send path loads the extension table before validating a request with attachments (functions/send/content-types.ts).
+beforeAll(() => loadContentTypes());
 
 const ORG = '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10';
 const msg = (overrides: Record<string, unknown> = {}) => ({ To: ['a@example.org'], From: 'noreply@example.com', Subject: 'Hi', TextContent: 'Body', ...overrides });

@@ -9,7 +9,7 @@
  * nodemailer's composer.
  */
 import type { MessageHeader, MessageTag, SendEmailCommandInput } from '@aws-sdk/client-sesv2';
-import { encodeWord, encodeWords } from 'nodemailer/lib/mime-funcs';
+import { encodeWord, encodeWords } from './encoded-words';
 import { markNoTrack } from './no-track';
 import type { OutgoingEmail } from './ports';
 import { configurationSetFor, isTracked, NO_TRACKING } from './tracking';
@@ -37,8 +37,8 @@ export function formatFromAddress(address: string, displayName?: string): string
   const isPrintableAscii = /^[\x20-\x7e]*$/.test(displayName);
   const phrase = isPrintableAscii
     ? `"${displayName.replace(/(["\\])/g, '\\$1')}"`
-    : // Nodemailer's MIME functions (no dependencies), not libmime: the same encoding, without the
-      // 0.8 MB of charset tables libmime would add to every cold start.
+    : // Nodemailer's encoding, written out (./encoded-words): neither libmime's 0.8 MB of charset
+      // tables nor nodemailer's extension table on every cold start.
       encodeWord(displayName, 'B', ENCODED_WORD_MAX);
   return `${phrase} <${address}>`;
 }
