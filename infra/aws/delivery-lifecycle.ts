@@ -199,12 +199,13 @@ export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSe
     ],
   });
 
-  const reputation = (metricName: string) =>
-    new Metric({ namespace: 'AWS/SES', metricName, dimensionsMap: { 'ses:configuration-set': configurationSet.configurationSetName }, period: Duration.hours(1), statistic: 'Average' });
+  // The account's rates, not one set's: the service's mail is spread over four configuration sets
+  // (tracked and untracked), and SES reviews and pauses the account as a whole.
+  const reputation = (metricName: string) => new Metric({ namespace: 'AWS/SES', metricName, period: Duration.hours(1), statistic: 'Average' });
   const waiting = (queue: Queue) => queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' });
   const alarms: AlarmRow[] = [
-    { id: 'BounceRateAlarm', description: `SES bounce rate of the configuration set at ${BOUNCE_RATE_ALARM * 100}% (SES reviews an account at 5%)`, metric: reputation('Reputation.BounceRate'), threshold: BOUNCE_RATE_ALARM, atOrAbove: true, evaluationPeriods: 1 },
-    { id: 'ComplaintRateAlarm', description: `SES complaint rate of the configuration set at ${COMPLAINT_RATE_ALARM * 100}% (SES reviews an account at 0.1%)`, metric: reputation('Reputation.ComplaintRate'), threshold: COMPLAINT_RATE_ALARM, atOrAbove: true, evaluationPeriods: 1 },
+    { id: 'BounceRateAlarm', description: `SES bounce rate of the account at ${BOUNCE_RATE_ALARM * 100}% (SES reviews an account at 5%)`, metric: reputation('Reputation.BounceRate'), threshold: BOUNCE_RATE_ALARM, atOrAbove: true, evaluationPeriods: 1 },
+    { id: 'ComplaintRateAlarm', description: `SES complaint rate of the account at ${COMPLAINT_RATE_ALARM * 100}% (SES reviews an account at 0.1%)`, metric: reputation('Reputation.ComplaintRate'), threshold: COMPLAINT_RATE_ALARM, atOrAbove: true, evaluationPeriods: 1 },
     { id: 'SesEventsDeadLetterAlarm', description: 'SES delivery events the events function could not record wait in the dead-letter queue', metric: waiting(events.dead), threshold: 1, atOrAbove: true, evaluationPeriods: 1 },
     { id: 'WebhookDeadLetterAlarm', description: 'Webhook deliveries that failed every attempt wait in the dead-letter queue', metric: waiting(hooks.dead), threshold: 1, atOrAbove: true, evaluationPeriods: 1 },
   ];
