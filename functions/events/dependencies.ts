@@ -9,6 +9,7 @@ import { createLogger, createMetrics } from '../shared/runtime/observability';
 import { createSqsClient } from '../shared/runtime/queue-clients';
 import { DynamoDbActivityStore } from '../shared/store/dynamodb-activity-store';
 import { DynamoDbDeliveryStore } from '../shared/store/dynamodb-delivery-store';
+import { DynamoDbEngagementStore } from '../shared/store/dynamodb-engagement-store';
 import { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
 import { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
 import type { WebhookOutbox } from '../shared/webhooks/queue';
@@ -20,6 +21,7 @@ export function createEventsDependencies(config: Config, clients: ClientOptions 
   const dynamoDb = createDynamoDbClient(config, clients);
   return {
     deliveries: new DynamoDbDeliveryStore(dynamoDb, config.tableName),
+    engagement: new DynamoDbEngagementStore(dynamoDb, config.tableName),
     suppressions: new DynamoDbSuppressionStore(dynamoDb, config.tableName),
     activity: new DynamoDbActivityStore(dynamoDb, config.tableName),
     webhooks: new DynamoDbWebhookStore(dynamoDb, config.tableName),

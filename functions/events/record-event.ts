@@ -1,5 +1,5 @@
 /**
- * One SES event, start to finish (CONTRACT section 10): record it against its message, put
+ * One SES event, start to finish (CONTRACT section 10; opens and clicks go to record-engagement.ts): record it against its message, put
  * permanently bounced and complaining recipients on the Organization's suppression list, and, if
  * the Organization has a webhook and the event moved any recipient on, queue the webhook. Then
  * count it towards the Organization's reputation and pause the Organization when a rate crosses
@@ -18,8 +18,11 @@ import type { ReputationThresholds } from '../shared/domain/reputation';
 import { judge } from '../shared/domain/reputation';
 import { pauseOrganization } from '../shared/reputation/pause-organization';
 import type { ReputationCounter } from '../shared/store/dynamodb-reputation-store';
+import type { DynamoDbEngagementStore } from '../shared/store/dynamodb-engagement-store';
 import type { ActivityDependencies } from './record-activity';
 import { recordActivity } from './record-activity';
+import { recordEngagement } from './record-engagement';
+import type { DynamoDbActivityStore } from '../shared/store/dynamodb-activity-store';
 import type { DeliveryStore } from '../shared/store/dynamodb-delivery-store';
 import type { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
 import { webhookJob } from '../shared/webhooks/payload';
@@ -27,7 +30,9 @@ import type { WebhookOutbox } from '../shared/webhooks/queue';
 import type { WebhookConfigs } from '../shared/webhooks/webhook-store';
 
 export interface EventsDependencies extends ActivityDependencies {
+  readonly activity: ActivityDependencies['activity'] & Pick<DynamoDbActivityStore, 'count'>;
   readonly deliveries: DeliveryStore;
+  readonly engagement: Pick<DynamoDbEngagementStore, 'claim' | 'record'>;
   readonly suppressions: Pick<DynamoDbSuppressionStore, 'add'>;
   readonly webhooks: WebhookConfigs;
   readonly outbox: WebhookOutbox;
@@ -50,11 +55,8 @@ export async function recordEvent(body: string, deps: EventsDependencies): Promi
   }
   const event = parseSesEvent(parsed);
   const engagement = event ? undefined : parseEngagementEvent(parsed);
-  if (engagement) {
-    // An open or a click says nothing about delivery: no state moves, nothing is suppressed or counted in reputation.
-    deps.logger.info('engagement event', { organizationId: engagement.organizationId, messageId: engagement.messageId, type: engagement.type });
-    return 'unchanged';
-  }
+  // An open or a click says nothing about delivery: no state moves, nothing is suppressed or counted in reputation.
+  if (engagement) return recordEngagement(engagement, deps);
   if (!event) {
     // Not an SES event of ours (no message id or no Organization tag): retrying cannot change that.
     deps.logger.warn('ignored an event that is not an SES delivery event of this service');

@@ -12,6 +12,7 @@ import { messageStatus } from '../shared/delivery/recipient-state';
 import { testMark } from '../shared/domain/test-mode';
 import type { ScheduleStore } from '../shared/schedules/schedule-store';
 import type { DeliveryStore, StoredMessage } from '../shared/store/dynamodb-delivery-store';
+import type { Engagement } from '../shared/store/dynamodb-engagement-store';
 import type { AccessStore } from '../shared/store/ports';
 import { withStorageFaults } from '../shared/store/storage-errors';
 import { recipientView } from '../shared/webhooks/payload';
@@ -26,6 +27,13 @@ export interface StatusDependencies {
   readonly schedules: Pick<ScheduleStore, 'heads'>;
   readonly logger: Logger;
 }
+
+/** Opens and clicks as the status answer tells them (CONTRACT section 17 item 4); they never change `Status`. */
+export function engagementView(engagement: Pick<Engagement, 'opens' | 'firstOpenedAt' | 'clicks'>) {
+  return { Opens: engagement.opens, FirstOpenedAt: engagement.firstOpenedAt ?? null, Clicks: engagement.clicks.map((click) => ({ Url: click.url, At: click.at })) };
+}
+
+const NOT_ENGAGED = engagementView({ opens: 0, firstOpenedAt: undefined, clicks: [] });
 
 export interface StatusInput {
   readonly caller: Caller;
@@ -48,7 +56,15 @@ export async function handleStatusRequest(input: StatusInput, deps: StatusDepend
   const deliveryOf = (messageId: string | undefined) => (messageId === undefined ? undefined : mine(stored.get(messageId) ?? sent.get(messageId)));
   const view = (message: StoredMessage) => {
     const recipients = [...message.recipients].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
-    return { Status: messageStatus(recipients), Recipients: recipients.map(recipientView), Tags: message.tags, ...templateView(message.template) };
+    // A recipient's opens and clicks are the message's when it was the only one (SES does not say who opened).
+    const ofRecipient = (address: string) => (address === message.engagement.recipient ? engagementView(message.engagement) : NOT_ENGAGED);
+    return {
+      Status: messageStatus(recipients),
+      Recipients: recipients.map((recipient) => ({ ...recipientView(recipient), ...ofRecipient(recipient.address) })),
+      Tags: message.tags,
+      ...templateView(message.template),
+      ...engagementView(message.engagement),
+    };
   };
 
   const messages = [

@@ -26,6 +26,7 @@ import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { DynamoDbReputationStore } from '../../functions/shared/store/dynamodb-reputation-store';
 import { createLogger, createMetrics } from '../../functions/shared/runtime/observability';
 import { DynamoDbActivityStore } from '../../functions/shared/store/dynamodb-activity-store';
+import { DynamoDbEngagementStore } from '../../functions/shared/store/dynamodb-engagement-store';
 import { DynamoDbDeliveryStore } from '../../functions/shared/store/dynamodb-delivery-store';
 import { DynamoDbSuppressionStore } from '../../functions/shared/store/dynamodb-suppression-store';
 import { itemKey } from '../../functions/shared/store/table';
@@ -378,6 +379,7 @@ describe('Activity (GET /v1.2/me/messages)', () => {
     const quiet = { enqueue: async () => undefined };
     events = {
       deliveries: new DynamoDbDeliveryStore(documents, harness.config.tableName),
+      engagement: new DynamoDbEngagementStore(documents, harness.config.tableName),
       suppressions: new DynamoDbSuppressionStore(documents, harness.config.tableName),
       webhooks: { get: async () => undefined },
       activity: new DynamoDbActivityStore(documents, harness.config.tableName),

@@ -64,7 +64,9 @@ describe('the mailbox simulator, read back from the status endpoint', () => {
     const result = await sendTo(tenant, [SIM(box)]);
     const id = result.Messages[0].MessageId as string;
     const message = await statusWhen(tenant, id, (m) => m.Status === messageStatus);
-    expect(message).toEqual({ MessageId: id, Status: messageStatus, Recipients: [{ Address: SIM(box), Status: recipientStatus, At: expect.any(String), Detail: detail }], Tags: {} });
+    // An untracked message: no opens or clicks, said as such.
+    const none = { Opens: 0, FirstOpenedAt: null, Clicks: [] };
+    expect(message).toEqual({ MessageId: id, Status: messageStatus, Recipients: [{ Address: SIM(box), Status: recipientStatus, At: expect.any(String), Detail: detail, ...none }], Tags: {}, ...none });
   });
 
   it('delivers anyone else, shows every message in the viewer, and stores the out-of-office auto-reply', async () => {

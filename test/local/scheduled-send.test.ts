@@ -77,8 +77,11 @@ describe('SendAt', () => {
       SendAt: when.text,
       MessageId: email!.messageId,
       Status: 'Delivered',
-      Recipients: [{ Address: 'success@simulator.amazonses.com', Status: 'Delivered', At: expect.any(String), Detail: null }],
+      Recipients: [{ Address: 'success@simulator.amazonses.com', Status: 'Delivered', At: expect.any(String), Detail: null, Opens: 0, FirstOpenedAt: null, Clicks: [] }],
       Tags: {},
+      Opens: 0,
+      FirstOpenedAt: null,
+      Clicks: [],
     });
     // A ScheduleId among the MessageIds is answered too, and an SES message id as before.
     const both = await post(stack.statusUrl, tenant.apiKey, { OrganizationId: tenant.organizationId, MessageIds: [scheduleId, email!.messageId] });

@@ -70,6 +70,7 @@ describe('parseEngagementEvent (SES Open and Click records)', () => {
       messageId: FIXTURE_MESSAGE_ID,
       organizationId: FIXTURE_ORG,
       at: '2017-08-09T22:00:19.652Z',
+      sentAt: '2017-08-05T00:40:02.012Z',
       destination: ['recipient@example.com'],
       recipient: 'recipient@example.com',
       userAgent: RECORDS.Open!.open.userAgent,

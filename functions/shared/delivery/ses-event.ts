@@ -74,6 +74,8 @@ export interface EngagementEvent {
   readonly organizationId: string;
   /** When the reader opened or clicked (the event's own timestamp). */
   readonly at: string;
+  /** When SES accepted the message (`mail.timestamp`): the Activity row's key, and the machine rule's stand-in for a delivery not yet recorded. */
+  readonly sentAt: string | undefined;
   /** The message's recipients (lower-case), as `mail.destination` lists them. */
   readonly destination: readonly string[];
   /** The one recipient it is attributed to: set only when the message had exactly one. */
@@ -232,7 +234,10 @@ export function parseEngagementEvent(input: unknown): EngagementEvent | undefine
   if (!found || !isEngagementType(found.type)) return undefined;
   const { envelope, record, mail, type, messageId, organizationId } = found;
   const detail = object(type === 'Open' ? record.open : record.click);
-  const at = text(detail.timestamp) ?? text(envelope.time) ?? text(mail.timestamp) ?? new Date(0).toISOString();
+  const given = Date.parse(text(detail.timestamp) ?? text(envelope.time) ?? text(mail.timestamp) ?? '');
+  // One form, so that times compare as strings in the store (the earliest open is kept).
+  const at = new Date(Number.isFinite(given) ? given : 0).toISOString();
+  const sent = Date.parse(text(mail.timestamp) ?? '');
   const userAgent = text(detail.userAgent) ?? '';
   const url = type === 'Click' ? text(detail.link) : undefined;
   const destination = [...new Set(addressesOf(mail.destination))];
@@ -243,6 +248,7 @@ export function parseEngagementEvent(input: unknown): EngagementEvent | undefine
     messageId,
     organizationId,
     at,
+    sentAt: Number.isFinite(sent) ? new Date(sent).toISOString() : undefined,
     destination,
     recipient: destination.length === 1 ? destination[0] : undefined,
     userAgent,

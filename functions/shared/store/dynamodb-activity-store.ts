@@ -18,6 +18,10 @@
  * grow, so a write computed from an older state has a smaller `v` and its condition
  * (`v < :v`) refuses it, whichever instance writes last. Items expire with the message's status
  * (`STATUS_RETENTION_DAYS`).
+ *
+ * Opens and clicks (docs/tracking.md) are counters on the same rows (`opens`, `clicks`), added to
+ * by each counted event. An open may arrive before the event that writes the row: the counter then
+ * waits on a row that has nothing else yet (and is not listed) until that event fills it in.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -37,6 +41,9 @@ export interface ActivityEntry {
   readonly recipients: readonly string[];
   readonly subject: string;
   readonly status: DeliveryStatus;
+  /** Opens by people and clicks recorded (tracked messages; 0 otherwise). */
+  readonly opens?: number;
+  readonly clicks?: number;
 }
 
 /** Where a read of one partition goes on from: the last sort key read, or the start. */
@@ -80,6 +87,8 @@ function toEntry(item: Item): ActivityEntry | undefined {
     recipients: Array.isArray(item.recipients) ? item.recipients.map(String) : [],
     subject: String(item.subject ?? ''),
     status: item.status as DeliveryStatus,
+    opens: typeof item.opens === 'number' ? item.opens : 0,
+    clicks: typeof item.clicks === 'number' ? item.clicks : 0,
   };
 }
 
@@ -122,6 +131,26 @@ export class DynamoDbActivityStore {
               ExpressionAttributeValues: row,
             }),
           ),
+        ),
+      ),
+    );
+  }
+
+  /** Adds one open or click to the message's rows (the Organization's, and each recipient's). */
+  async count(entry: Pick<ActivityEntry, 'messageId' | 'organizationId' | 'sentAt' | 'recipients'>, what: 'opens' | 'clicks', expiresAt: number): Promise<void> {
+    const sortKey = activitySortKey(entry.sentAt, entry.messageId);
+    const recipients = [...new Set(entry.recipients)].slice(0, MAX_RECIPIENTS);
+    const keys = [itemKey.activity(entry.organizationId, sortKey), ...recipients.map((address) => itemKey.recipientActivity(entry.organizationId, address, sortKey))];
+    await Promise.all(
+      keys.map((Key) =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key,
+            UpdateExpression: 'ADD #count :one SET expiresAt = if_not_exists(expiresAt, :expires)',
+            ExpressionAttributeNames: { '#count': what },
+            ExpressionAttributeValues: { ':one': 1, ':expires': expiresAt },
+          }),
         ),
       ),
     );

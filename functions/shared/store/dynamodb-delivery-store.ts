@@ -16,6 +16,8 @@ import type { DeliveryStatus, RecipientState } from '../delivery/recipient-state
 import { DELIVERY_STATUSES, orderOf } from '../delivery/recipient-state';
 import type { DeliveryEvent, RecipientChange } from '../delivery/ses-event';
 import { batchGetAll } from './batch-get';
+import type { Engagement } from './dynamodb-engagement-store';
+import { readEngagement } from './dynamodb-engagement-store';
 import { unlessConditionFails } from './conditions';
 import { itemKey } from './table';
 import type { TemplateReference } from '../templates/template-rules';
@@ -33,6 +35,8 @@ export interface StoredMessage {
   readonly tags: Readonly<Record<string, string>>;
   /** The template version the message was rendered from, when it was. */
   readonly template?: TemplateReference;
+  /** Its opens and clicks (dynamodb-engagement-store.ts). */
+  readonly engagement: Engagement;
 }
 
 export interface DeliveryStore {
@@ -124,7 +128,7 @@ export class DynamoDbDeliveryStore implements DeliveryStore {
       });
       const tags = typeof item.tags === 'object' && item.tags !== null ? (item.tags as Record<string, string>) : {};
       const template = readTemplateReference(item.template);
-      found.set(messageId, { messageId, organizationId: String(item.organizationId), recipients, tags, ...(template && { template }) });
+      found.set(messageId, { messageId, organizationId: String(item.organizationId), recipients, tags, ...(template && { template }), engagement: readEngagement(item) });
     }
     return found;
   }

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { templateView } from '../templates/template-rules';
 import type { DeliveryStatus } from '../delivery/recipient-state';
-import type { DeliveryEvent, RecipientChange } from '../delivery/ses-event';
+import type { DeliveryEvent, EngagementEvent, EngagementEventType, RecipientChange } from '../delivery/ses-event';
 
 export const WEBHOOK_EVENT_TYPES: Record<DeliveryStatus, string> = {
   Sent: 'email.sent',
@@ -17,6 +17,9 @@ export const WEBHOOK_EVENT_TYPES: Record<DeliveryStatus, string> = {
   Bounced: 'email.bounced',
   Complained: 'email.complained',
 };
+
+/** Opens and clicks (CONTRACT section 17): they move no status, so they are named by the event itself. */
+export const ENGAGEMENT_WEBHOOK_TYPES: Record<EngagementEventType, string> = { Open: 'email.opened', Click: 'email.clicked' };
 
 /** One delivery to make: queued by the events function, made (and retried) by the delivery function. */
 export interface WebhookJob {
@@ -44,6 +47,29 @@ export function webhookJob(event: DeliveryEvent, recipients: readonly RecipientC
       Tags: event.tags,
       ...templateView(event.template),
       ...(event.test && { Test: true }),
+    },
+  };
+  return { organizationId: event.organizationId, webhookId: `msg_${event.id}`, payload: JSON.stringify(payload) };
+}
+
+/**
+ * `email.opened` / `email.clicked`: who (`Recipient` is null when the message had several: SES
+ * does not say which of them), when, with what, and whether a machine did it (delivery/machine-opens.ts).
+ */
+export function engagementWebhookJob(event: EngagementEvent, machine: boolean): WebhookJob {
+  const payload = {
+    type: ENGAGEMENT_WEBHOOK_TYPES[event.type],
+    timestamp: event.at,
+    data: {
+      OrganizationId: event.organizationId,
+      MessageId: event.messageId,
+      Recipient: event.recipient ?? null,
+      At: event.at,
+      ...(event.type === 'Click' && { Url: event.url ?? '' }),
+      UserAgent: event.userAgent,
+      Machine: machine,
+      Tags: event.tags,
+      ...templateView(event.template),
     },
   };
   return { organizationId: event.organizationId, webhookId: `msg_${event.id}`, payload: JSON.stringify(payload) };
