@@ -139,6 +139,11 @@ describeWithMoto('the README deploy section, run as written against the emulated
     // The last command's answer: the message sent, through the send function, from the identity sender add made.
     expect(result.stdout).toContain(`{"OrganizationId":"${organizationId}","Messages":[{"Index":0,"Status":"Sent","MessageId":`);
     expect(front.operations()).toEqual(expect.arrayContaining(['CreateTenant', 'CreateTenantResourceAssociation']));
+    // The tenant may send through the configuration set and its three tracked siblings (tracked mail's), from the README's exports alone.
+    const associated = front.calls.filter((_, i) => front.operations()[i] === 'CreateTenantResourceAssociation').map((call) => String(call.body.ResourceArn));
+    expect(associated.flatMap((arn) => /:configuration-set\/(.+)$/.exec(arn)?.[1] ?? [])).toEqual(
+      ['', '-track-opens', '-track-clicks', '-track-opens-clicks'].map((suffix) => `${CONFIGURATION_SET}${suffix}`),
+    );
     expect(front.calls.filter((call) => call.path === '/v2/email/outbound-emails').map((call) => call.body)).toEqual([
       expect.objectContaining({ FromEmailAddress: '"Acme" <noreply@example.com>', TenantName: `org-${organizationId}`, ConfigurationSetName: CONFIGURATION_SET }),
     ]);
