@@ -30,6 +30,9 @@ export interface MessageView {
   readonly Recipients: readonly string[];
   readonly Subject: string;
   readonly Status: DeliveryStatus;
+  /** Opens by people and clicks of a tracked message (docs/tracking.md); 0 for an untracked one. */
+  readonly Opens: number;
+  readonly Clicks: number;
   /** A test-mode message: nothing reached Amazon SES. */
   readonly Test?: true;
 }
@@ -115,6 +118,8 @@ function view(entry: ActivityEntry, organizationName: string): MessageView {
     Recipients: entry.recipients,
     Subject: entry.subject,
     Status: entry.status,
+    Opens: entry.opens ?? 0,
+    Clicks: entry.clicks ?? 0,
     ...testMark(entry.messageId),
   };
 }

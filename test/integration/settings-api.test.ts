@@ -363,8 +363,9 @@ describe('the key shown again (GET /v1.2/me/api-key)', () => {
 });
 
 /** An SES event about one message of `organizationId`, as the events queue delivers it. */
-function sesEvent(type: 'Send' | 'Delivery' | 'Bounce', organizationId: string, messageId: string, to: string, sentAt: string): string {
+function sesEvent(type: 'Send' | 'Delivery' | 'Bounce' | 'Open' | 'Click', organizationId: string, messageId: string, to: string, sentAt: string, at?: string): string {
   const record = variant(RECORDS[type]!, (copy) => {
+    if (at) Object.assign(copy.delivery ?? copy.open ?? copy.click ?? {}, { timestamp: at });
     copy.mail = mail({ messageId, destination: [to], timestamp: sentAt, commonHeaders: { from: ['Acme <noreply@example.com>'], to: [to], messageId, subject: `<b>Order</b> ${messageId}` } });
     copy.mail.tags.OrganizationId = [organizationId];
     if (copy.delivery) copy.delivery.recipients = [to];
@@ -408,8 +409,8 @@ describe('Activity (GET /v1.2/me/messages)', () => {
     expect(all.status).toBe(200);
     expect(await all.json()).toEqual({
       Messages: [
-        { MessageId: 'm-2', OrganizationId: beta.id, OrganizationName: 'Beta', SentAt: '2026-11-20T11:00:00.000Z', From: 'Acme <noreply@example.com>', Recipients: ['ada@example.org'], Subject: '<b>Order</b> m-2', Status: 'Delivered' },
-        { MessageId: 'm-1', OrganizationId: acme.id, OrganizationName: 'Acme', SentAt: '2026-11-20T10:00:00.000Z', From: 'Acme <noreply@example.com>', Recipients: ['gone@example.org'], Subject: '<b>Order</b> m-1', Status: 'Bounced' },
+        { MessageId: 'm-2', OrganizationId: beta.id, OrganizationName: 'Beta', SentAt: '2026-11-20T11:00:00.000Z', From: 'Acme <noreply@example.com>', Recipients: ['ada@example.org'], Subject: '<b>Order</b> m-2', Status: 'Delivered', Opens: 0, Clicks: 0 },
+        { MessageId: 'm-1', OrganizationId: acme.id, OrganizationName: 'Acme', SentAt: '2026-11-20T10:00:00.000Z', From: 'Acme <noreply@example.com>', Recipients: ['gone@example.org'], Subject: '<b>Order</b> m-1', Status: 'Bounced', Opens: 0, Clicks: 0 },
       ],
       Cursor: null,
     });
@@ -418,6 +419,25 @@ describe('Activity (GET /v1.2/me/messages)', () => {
     expect(await ids('status=Bounced')).toEqual(['m-1']);
     expect(await ids('recipient=ADA%40example.org')).toEqual(['m-2']);
     expect(await ids(`recipient=ada%40example.org&organizationId=${acme.id}`)).toEqual([]);
+  });
+
+  it('shows the opens by people and the clicks of a tracked message, an open that came before the row included', async () => {
+    const someone = await user({ organizations: ['Reader'] });
+    const [reader] = someone.organizations as [{ id: string; name: string }];
+    const sentAt = '2026-11-20T13:00:00.000Z';
+    const event = (type: 'Send' | 'Delivery' | 'Open' | 'Click', at?: string) => recordEvent(sesEvent(type, reader.id, 'o-1', 'ada@example.org', sentAt, at), events);
+    await event('Open', '2026-11-20T13:05:00.000Z');
+    await event('Send');
+    await event('Delivery', '2026-11-20T13:00:01.000Z');
+    // Within 2 s of the delivery: a machine's, not counted.
+    await event('Open', '2026-11-20T13:00:02.000Z');
+    await event('Open', '2026-11-20T13:06:00.000Z');
+    await event('Click', '2026-11-20T13:06:30.000Z');
+    const token = await tokenFor(someone.email);
+    const { Messages } = (await (await call('GET', `/v1.2/me/messages?organizationId=${reader.id}`, token)).json()) as { Messages: Record<string, unknown>[] };
+    expect(Messages.map((m) => [m.MessageId, m.Status, m.Opens, m.Clicks])).toEqual([['o-1', 'Delivered', 2, 1]]);
+    const byRecipient = (await (await call('GET', '/v1.2/me/messages?recipient=ada%40example.org', token)).json()) as { Messages: Record<string, unknown>[] };
+    expect(byRecipient.Messages.map((m) => [m.MessageId, m.Opens, m.Clicks])).toEqual([['o-1', 2, 1]]);
   });
 
   it('marks a test-mode message "Test": true, and leaves the live suppression list alone for its bounce', async () => {

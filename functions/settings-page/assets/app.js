@@ -104,7 +104,8 @@ function activityRow(message) {
   badge.className = `badge ${message.Status}`;
   badge.textContent = message.Status;
   status.append(badge);
-  row.append(when(message.SentAt), cell(message.Recipients.join(', ')), cell(message.Subject), status, cell(message.OrganizationName || organizationName(message.OrganizationId)));
+  // Opens count people only (machine opens are left out); an untracked message shows 0 for both.
+  row.append(when(message.SentAt), cell(message.Recipients.join(', ')), cell(message.Subject), status, cell(String(message.Opens ?? 0)), cell(String(message.Clicks ?? 0)), cell(message.OrganizationName || organizationName(message.OrganizationId)));
   return row;
 }
 

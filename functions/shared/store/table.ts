@@ -11,7 +11,8 @@
  * | send-rate budget    | BUDGET#ses-send-rate | BUDGET  | tat (epoch ms), orgs (fair share), v, expiresAt |
  * | … split (> 100/s)   | BUDGET#ses-send-rate#<k> | BUDGET | the same, per shard (domain/budget-shards.ts) |
  * | daily usage         | BUDGET#day#<orgId>   | <day>   | used (recipients that UTC day), expiresAt       |
- * | message status      | MSG#<SES message id> | MSG     | organizationId, expiresAt, r:<address> (state)  |
+ * | message status      | MSG#<SES message id> | MSG     | organizationId, expiresAt, r:<address> (state), opens, machineOpens, firstOpenedAt, clicks, soleRecipient |
+ * | … open/click counted| MSG#<SES message id> | E#<event id> | expiresAt (dynamodb-engagement-store.ts)    |
  * | suppressed address  | SUPP#<orgId>         | address | reason, at, messageId                           |
  * | webhook             | HOOK#<orgId>         | HOOK    | url, secret (sealed), createdAt                 |
  * | reputation counters | REP#<orgId>          | REP     | s:<day>, b:<day>, c:<day> (numbers), expiresAt  |
