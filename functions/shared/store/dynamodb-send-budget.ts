@@ -50,7 +50,6 @@ type Shard = number | undefined;
 interface Change {
   readonly now: number;
   readonly pace: Pace | undefined;
-  readonly entries: number | undefined;
   apply(state: BudgetState): BudgetState;
   /** Told whether its change was written (false: every try lost its race). */
   settle(written: boolean): void;
@@ -80,7 +79,7 @@ export class DynamoDbSendBudget implements SendBudget {
       const pace = ask.pace && shards > 1 ? paceFor(1_000 / ask.pace.intervalMs / shards) : ask.pace;
       const shard = await this.choose(ask, shards, pace);
       let round: Round | undefined;
-      const written = await this.change(shard, ask.now, pace, shards > 1 ? SHARD_ENTRIES : undefined, (state) => {
+      const written = await this.change(shard, ask.now, pace, (state) => {
         round = bookRound(state, { ...ask, pace });
         return round.state;
       });
@@ -95,7 +94,7 @@ export class DynamoDbSendBudget implements SendBudget {
     // left on it pass within a horizon anyway.
     const shardPace = release.shard === undefined ? pace : undefined;
     return withStorageFaults(async () => {
-      await this.change(release.shard, now, shardPace, undefined, (state) => releaseTurns(state, release, shardPace, now));
+      await this.change(release.shard, now, shardPace, (state) => releaseTurns(state, release, shardPace, now));
     });
   }
 
@@ -141,11 +140,11 @@ export class DynamoDbSendBudget implements SendBudget {
    * `MAX_BATCH` of them, applied in the order they came): they would only race each other for
    * the same version otherwise. Instances still race, and the condition settles it.
    */
-  private change(shard: Shard, now: number, pace: Pace | undefined, entries: number | undefined, apply: (state: BudgetState) => BudgetState): Promise<boolean> {
+  private change(shard: Shard, now: number, pace: Pace | undefined, apply: (state: BudgetState) => BudgetState): Promise<boolean> {
     return new Promise<boolean>((settle, fail) => {
       const lane = this.lanes.get(shard) ?? { pending: [], writing: false };
       this.lanes.set(shard, lane);
-      lane.pending.push({ now, pace, entries, apply, settle, fail });
+      lane.pending.push({ now, pace, apply, settle, fail });
       if (!lane.writing) void this.drain(shard, lane);
     });
   }
@@ -169,7 +168,9 @@ export class DynamoDbSendBudget implements SendBudget {
 
   /** Applies the batch to the item as last seen and writes it on condition; after a lost race, reads and applies it again. */
   private async commit(shard: Shard, batch: readonly Change[]): Promise<boolean> {
-    const { now, pace, entries } = batch[0]!;
+    const { now, pace } = batch[0]!;
+    // A shard keeps its few entries whatever the batch holds (a give-back too), so it stays small.
+    const entries = shard === undefined ? undefined : SHARD_ENTRIES;
     for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
       const seen = this.seen.get(shard) ?? (await this.read(shard));
       const state = batch.reduce((current, change) => change.apply(current), sanitize(seen.raw, now, pace, entries));
