@@ -2,12 +2,17 @@
  * Open and click tracking through the local stack's public API (CONTRACT section 17): messages as
  * delivered with and without tracking (each combination, and an Organization's default), what is
  * never rewritten (`mailto:`, `data-no-track`, the text part), the tracking endpoint's redirect,
- * and a forged tracking URL refused without one. Every response is checked against openapi.json.
+ * a forged tracking URL refused without one, and opens and clicks recorded once each in status,
+ * Activity and signed webhooks, machine opens flagged and not counted, and another Organization
+ * seeing none of it. Every response is checked against openapi.json.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Webhook } from 'standardwebhooks';
+import { LOCAL_CLIENT_ID } from '../../infra/local/oidc/provider';
+import { signIn } from '../support/oidc';
 import type { StoredEmail } from '../support/ses-store';
 import type { TestStack, Tenant } from './helpers';
-import { adminEnv, adminJson, messageBody, provisionTenant, send, sentEmails, startTestStack } from './helpers';
+import { adminEnv, adminJson, messageBody, provisionTenant, send, sentEmails, startTestStack, webhookReceiver } from './helpers';
 
 const HTML = [
   '<html><body><p>Your order is <a href="https://shop.example/order?id=7&amp;ref=mail">here</a>.</p>',
@@ -99,6 +104,109 @@ describe('the tracking endpoint', () => {
     for (const url of forged) {
       const answer = await fetch(url, { redirect: 'manual' });
       expect({ url, status: answer.status, location: answer.headers.get('location') }).toEqual({ url, status: 404, location: null });
+    }
+  });
+});
+
+const HUMAN = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Thunderbird/128.0';
+const GMAIL_PROXY = 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const fetchAs = (url: string, userAgent: string) => fetch(url, { redirect: 'manual', headers: { 'user-agent': userAgent } });
+
+/** Polls until `done` holds, or fails after `ms`: a bound against a hang on a busy machine, not a speed claim. */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > end) throw new Error(`still not there after ${ms} ms: ${JSON.stringify(value)}`);
+    await sleep(50);
+  }
+}
+
+async function statusOf(who: Tenant, messageId: string): Promise<Record<string, any>> {
+  const response = await fetch(stack.statusUrl, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${who.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ OrganizationId: who.organizationId, MessageIds: [messageId] }),
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { Messages: Record<string, any>[] }).Messages[0] ?? {};
+}
+
+/** An Organization whose webhook is a receiver on 127.0.0.1, and its member signed in on the settings page. */
+async function hookedTenant() {
+  const hook = await webhookReceiver();
+  const email = `${Date.now().toString(36)}-${(await provisionTenant(env)).userId.slice(0, 8)}@users.example.net`;
+  const { id: organizationId } = await adminJson(env, 'org', 'create', '--name', 'Tracked');
+  const { id: userId } = await adminJson(env, 'user', 'create', '--email', email);
+  await adminJson(env, 'member', 'add', '--org', organizationId, '--user', userId);
+  await adminJson(env, 'sender', 'add', '--org', organizationId, '--domain', 'example.com');
+  const { key: apiKey } = await adminJson(env, 'key', 'generate', '--user', userId);
+  const { secret } = await adminJson(env, 'webhook', 'set', '--org', organizationId, '--url', hook.url);
+  const { accessToken } = await signIn({ issuer: stack.oidcIssuer, clientId: LOCAL_CLIENT_ID, redirectUri: stack.settingsUrl, email });
+  const verifier = new Webhook(secret as string);
+  return {
+    tenant: { organizationId, userId, apiKey } as Tenant,
+    /** Every webhook received, verified (a forged or unsigned one throws). */
+    events: () => hook.received.map((r) => verifier.verify(r.body, r.headers) as { type: string; data: Record<string, any> }),
+    activity: async () => {
+      const answer = await fetch(`${stack.apiUrl}/v1.2/me/messages`, { headers: { authorization: `Bearer ${accessToken}` } });
+      expect(answer.status).toBe(200);
+      return ((await answer.json()) as { Messages: Record<string, any>[] }).Messages;
+    },
+    close: hook.close,
+  };
+}
+
+describe('opens and clicks, recorded', () => {
+  it('counts a person’s open and click once each in status, Activity and signed webhooks; machine opens are flagged, not counted; another Organization sees none', async () => {
+    const hooked = await hookedTenant();
+    const other = await hookedTenant();
+    try {
+      const email = await delivered(hooked.tenant, { Tracking: { Opens: true, Clicks: true } });
+      const [link = '', pixel = ''] = trackingUrls(email.body.html);
+      // At once: an open within 2 s of delivery, which no person makes. And a listed image proxy.
+      expect((await fetchAs(pixel, HUMAN)).status).toBe(200);
+      expect((await fetchAs(pixel, GMAIL_PROXY)).status).toBe(200);
+      const delivery = await until(() => statusOf(hooked.tenant, email.messageId), (m) => m.Status === 'Delivered');
+      await sleep(Math.max(0, Date.parse(delivery.Recipients[0].At) + 2_500 - Date.now()));
+
+      // A person opens it, then follows the link.
+      const openedAt = Date.now();
+      expect((await fetchAs(pixel, HUMAN)).status).toBe(200);
+      const followed = await fetchAs(link, HUMAN);
+      expect({ status: followed.status, location: followed.headers.get('location') }).toEqual({ status: 302, location: 'https://shop.example/order?id=7&ref=mail' });
+
+      const webhooks = await until(
+        async () => hooked.events().filter((event) => event.type === 'email.opened' || event.type === 'email.clicked'),
+        (events) => events.length >= 4,
+      );
+      // Nothing more comes: each event was recorded once.
+      await sleep(1_000);
+      expect(hooked.events().filter((event) => event.type === 'email.opened' || event.type === 'email.clicked')).toHaveLength(4);
+      const opened = webhooks.filter((event) => event.type === 'email.opened').map((event) => event.data);
+      expect(opened.map((data) => [data.UserAgent, data.Machine]).sort()).toEqual([[GMAIL_PROXY, true], [HUMAN, false], [HUMAN, true]].sort());
+      for (const data of opened) expect(data).toMatchObject({ MessageId: email.messageId, Recipient: 'alice@example.org', At: expect.any(String) });
+      const [clicked] = webhooks.filter((event) => event.type === 'email.clicked').map((event) => event.data);
+      expect(clicked).toMatchObject({ MessageId: email.messageId, Recipient: 'alice@example.org', Url: 'https://shop.example/order?id=7&ref=mail', UserAgent: HUMAN, Machine: false });
+
+      const message = await statusOf(hooked.tenant, email.messageId);
+      const clicks = [{ Url: 'https://shop.example/order?id=7&ref=mail', At: expect.any(String) }];
+      expect(message).toMatchObject({ Status: 'Delivered', Opens: 1, Clicks: clicks });
+      expect(Math.abs(Date.parse(message.FirstOpenedAt) - openedAt)).toBeLessThan(1_000);
+      expect(message.Recipients).toEqual([expect.objectContaining({ Address: 'alice@example.org', Status: 'Delivered', Opens: 1, FirstOpenedAt: message.FirstOpenedAt, Clicks: clicks })]);
+
+      const row = (await hooked.activity()).find((entry) => entry.MessageId === email.messageId);
+      expect(row).toMatchObject({ Status: 'Delivered', Opens: 1, Clicks: 1 });
+
+      // Another Organization learns nothing of it: not by status, Activity or webhook.
+      expect(await statusOf(other.tenant, email.messageId)).toEqual({ MessageId: email.messageId, Status: 'Unknown', Recipients: [], Tags: {} });
+      expect((await other.activity()).map((entry) => entry.MessageId)).not.toContain(email.messageId);
+      expect(other.events()).toEqual([]);
+    } finally {
+      hooked.close();
+      other.close();
     }
   });
 });
