@@ -173,8 +173,9 @@ describe('opens and clicks, recorded', () => {
       await sleep(Math.max(0, Date.parse(delivery.Recipients[0].At) + 2_500 - Date.now()));
 
       // A person opens it, then follows the link.
-      const openedAt = Date.now();
+      const opening = Date.now();
       expect((await fetchAs(pixel, HUMAN)).status).toBe(200);
+      const opened = Date.now();
       const followed = await fetchAs(link, HUMAN);
       expect({ status: followed.status, location: followed.headers.get('location') }).toEqual({ status: 302, location: 'https://shop.example/order?id=7&ref=mail' });
 
@@ -185,16 +186,18 @@ describe('opens and clicks, recorded', () => {
       // Nothing more comes: each event was recorded once.
       await sleep(1_000);
       expect(hooked.events().filter((event) => event.type === 'email.opened' || event.type === 'email.clicked')).toHaveLength(4);
-      const opened = webhooks.filter((event) => event.type === 'email.opened').map((event) => event.data);
-      expect(opened.map((data) => [data.UserAgent, data.Machine]).sort()).toEqual([[GMAIL_PROXY, true], [HUMAN, false], [HUMAN, true]].sort());
-      for (const data of opened) expect(data).toMatchObject({ MessageId: email.messageId, Recipient: 'alice@example.org', At: expect.any(String) });
+      const opens = webhooks.filter((event) => event.type === 'email.opened').map((event) => event.data);
+      expect(opens.map((data) => [data.UserAgent, data.Machine]).sort()).toEqual([[GMAIL_PROXY, true], [HUMAN, false], [HUMAN, true]].sort());
+      for (const data of opens) expect(data).toMatchObject({ MessageId: email.messageId, Recipient: 'alice@example.org', At: expect.any(String) });
       const [clicked] = webhooks.filter((event) => event.type === 'email.clicked').map((event) => event.data);
       expect(clicked).toMatchObject({ MessageId: email.messageId, Recipient: 'alice@example.org', Url: 'https://shop.example/order?id=7&ref=mail', UserAgent: HUMAN, Machine: false });
 
       const message = await statusOf(hooked.tenant, email.messageId);
       const clicks = [{ Url: 'https://shop.example/order?id=7&ref=mail', At: expect.any(String) }];
       expect(message).toMatchObject({ Status: 'Delivered', Opens: 1, Clicks: clicks });
-      expect(Math.abs(Date.parse(message.FirstOpenedAt) - openedAt)).toBeLessThan(1_000);
+      // The person's open, not the machine's earlier one (the stack shares this process's clock).
+      expect(Date.parse(message.FirstOpenedAt)).toBeGreaterThanOrEqual(opening);
+      expect(Date.parse(message.FirstOpenedAt)).toBeLessThanOrEqual(opened);
       expect(message.Recipients).toEqual([expect.objectContaining({ Address: 'alice@example.org', Status: 'Delivered', Opens: 1, FirstOpenedAt: message.FirstOpenedAt, Clicks: clicks })]);
 
       const row = (await hooked.activity()).find((entry) => entry.MessageId === email.messageId);
