@@ -128,7 +128,7 @@ export class SettingsError extends Error {
 
 const RETENTION_VALUES = new Set<number>(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
 
-export function readSettings(scope: Construct): StackSettings {
+export function readSettings(scope: Construct, environment: NodeJS.ProcessEnv = process.env): StackSettings {
   // Values from cdk.json arrive typed; values from `-c key=value` arrive as strings.
   const read = new SettingsReader((key) => scope.node.tryGetContext(key), (key) => `context "${key}"`);
 
@@ -169,7 +169,9 @@ export function readSettings(scope: Construct): StackSettings {
     read.problem(`context "customDomainCertificateArn" must be an ACM certificate ARN, got "${certificateArn}"`);
   }
 
-  const trackingDomain = read.text('trackingDomain', INFRA_DEFAULTS.trackingDomain).toLowerCase();
+  // The one setting also read from the environment (`TRACKING_DOMAIN`), the name the service's
+  // users are given for it; the context value wins when both are there.
+  const trackingDomain = read.text('trackingDomain', environment.TRACKING_DOMAIN ?? INFRA_DEFAULTS.trackingDomain).toLowerCase();
   if (trackingDomain && !DOMAIN_NAME.test(trackingDomain)) read.problem(`context "trackingDomain" is not a domain name: "${trackingDomain}"`);
   // Its DNS record points at the HTTPS front of SES's tracking domain; the API's points at API Gateway.
   if (trackingDomain && trackingDomain === domainName) read.problem('context "trackingDomain" must differ from "customDomainName" (each needs a DNS record of its own)');

@@ -99,6 +99,20 @@ describe('the custom redirect domain (trackingDomain)', () => {
     }
   });
 
+  it('is read from TRACKING_DOMAIN in the environment too, the context value winning', () => {
+    const before = process.env.TRACKING_DOMAIN;
+    process.env.TRACKING_DOMAIN = 'env-track.example.com';
+    try {
+      const domains = (context: Record<string, string>) =>
+        Object.values(Template.fromStack(buildStack(context).stack).findResources('AWS::SES::ConfigurationSet')).flatMap((set) => set.Properties.TrackingOptions?.CustomRedirectDomain ?? []);
+      expect(domains({})).toEqual(Array(3).fill('env-track.example.com'));
+      expect(domains({ trackingDomain: 'track.example.com' })).toEqual(Array(3).fill('track.example.com'));
+    } finally {
+      if (before === undefined) delete process.env.TRACKING_DOMAIN;
+      else process.env.TRACKING_DOMAIN = before;
+    }
+  });
+
   it('must be a domain name, and not the API\'s custom domain', () => {
     expect(() => buildStack({ trackingDomain: 'https://track.example.com' })).toThrow(/context "trackingDomain" is not a domain name/);
     const certificateArn = 'arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-1111-2222-3333-444455556666';
