@@ -3,7 +3,8 @@
  * instance: one item holding the account's schedule and each contending Organization's part of
  * it (domain/fair-share.ts says what they mean and why). A round of booking is a read-modify-write
  * of that item: `bookRound` on the state last seen, written back on condition that its version is
- * still the one read. A lost race re-reads and tries again; nobody's update is ever lost.
+ * still the one read. A lost race tries again on the item as the winner left it (DynamoDB sends it
+ * back with the failed write; an emulator that does not, costs a read); nobody's update is ever lost.
  *
  * The state last written (or read) by this instance is kept, so a round usually costs one
  * conditional write and no read: the read happens only after another writer moved the item. The
@@ -17,7 +18,8 @@
  * that cannot be read is stepped around, and only a round that can read none of its shards
  * fails (503).
  */
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NumberValue, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
@@ -26,7 +28,6 @@ import { EMPTY_STATE, MIN_ROUND_GAP_MS, bookRound, releaseTurns, sanitize } from
 import { SHARD_ENTRIES, chooseShard, homeShard } from '../domain/budget-shards';
 import type { Pace } from '../domain/send-pace';
 import { paceFor } from '../domain/send-pace';
-import { unlessConditionFails } from './conditions';
 import type { SendBudget } from './ports';
 import { withStorageFaults } from './storage-errors';
 import { itemKey } from './table';
@@ -166,7 +167,7 @@ export class DynamoDbSendBudget implements SendBudget {
     lane.writing = false;
   }
 
-  /** Applies the batch to the item as last seen and writes it on condition; after a lost race, reads and applies it again. */
+  /** Applies the batch to the item as last seen and writes it on condition; after a lost race, applies it again to what won. */
   private async commit(shard: Shard, batch: readonly Change[]): Promise<boolean> {
     const { now, pace } = batch[0]!;
     // A shard keeps its few entries whatever the batch holds (a give-back too), so it stays small.
@@ -183,16 +184,14 @@ export class DynamoDbSendBudget implements SendBudget {
     // Read raw: the document client refuses numbers beyond 2^53 (a corrupt `tat: 1e30`) with an
     // error, which would turn every send into a 503 until someone deleted the item by hand.
     const { Item } = await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: marshall(itemKey.sendBudget(shard)), ConsistentRead: true }));
-    const raw = plainNumbers(Item ? unmarshall(Item, { wrapNumbers: true }) : {}) as { v?: unknown };
-    const version = Number(raw.v);
-    return { version: Number.isSafeInteger(version) ? version : 0, raw };
+    return seenOf(Item);
   }
 
   /** Writes `state` if the item is still at the version seen; false (and forgets it) if not. */
   private async write(shard: Shard, seen: Seen, state: BudgetState, now: number): Promise<boolean> {
     const version = seen.version + 1;
-    const made = await unlessConditionFails(() =>
-      this.client.send(
+    try {
+      await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: itemKey.sendBudget(shard),
@@ -207,13 +206,27 @@ export class DynamoDbSendBudget implements SendBudget {
             ':expires': Math.ceil(now / 1_000) + KEEP_SECONDS,
             ...(seen.version === 0 && { ':number': 'N' }),
           },
+          // A lost race comes back with the item as the winner left it: the next try needs no read.
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
-      ),
-    );
-    if (made) this.seen.set(shard, { version, raw: { tat: state.tat, orgs: compact(state) } });
-    else this.seen.delete(shard);
-    return made;
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // (An emulator that does not send the item back: the next try reads it.)
+      if (error.Item) this.seen.set(shard, seenOf(error.Item));
+      else this.seen.delete(shard);
+      return false;
+    }
+    this.seen.set(shard, { version, raw: { tat: state.tat, orgs: compact(state) } });
+    return true;
   }
+}
+
+/** An item as read raw (DynamoDB's attribute values), numbers as they are; a missing or unversioned one is version 0. */
+function seenOf(item: Record<string, AttributeValue> | undefined): Seen {
+  const raw = plainNumbers(item ? unmarshall(item, { wrapNumbers: true }) : {}) as { v?: unknown };
+  const version = Number(raw.v);
+  return { version: Number.isSafeInteger(version) ? version : 0, raw };
 }
 
 /** Holdings as [from, to, units] triples: the item is read and written on every round, so it stays small. */
