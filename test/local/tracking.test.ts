@@ -81,6 +81,18 @@ describe('tracked and untracked messages as delivered', () => {
     expect(email.tracking).toEqual({ opens: true, clicks: false });
     expect(trackingUrls(email.body.html).map((url) => url.includes('/track/open/'))).toEqual([true]);
   });
+  it("rewrites a template's rendered HTML as it does written HTML", async () => {
+    const saved = await fetch(`${stack.apiUrl}/v1.2/templates/tracked-receipt`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ OrganizationId: tenant.organizationId, Subject: 'Order {{id}}', TextContent: 'Order {{id}}', HtmlContent: '<p><a href="https://shop.example/o/{{id}}">Order {{id}}</a></p>' }),
+    });
+    expect(saved.status).toBe(201);
+    const email = await delivered(tenant, { Subject: undefined, TextContent: undefined, HtmlContent: undefined, Template: { Name: 'tracked-receipt', Variables: { id: 'A-7' } }, Tracking: { Opens: true, Clicks: true } });
+    const [link = '', pixel = ''] = trackingUrls(email.body.html);
+    expect(pixel).toContain('/track/open/');
+    expect((await fetch(link, { redirect: 'manual' })).headers.get('location')).toBe('https://shop.example/o/A-7');
+  });
 });
 
 describe('the tracking endpoint', () => {
