@@ -25,8 +25,8 @@
  * service's own sends produce events (ses-rate-gate.ts says why); anyone else's tracked mail is
  * rewritten and redirected all the same.
  *
- * `Raw` content (the rare message whose headers `Simple` cannot carry) is passed on as it is: its
- * HTML is not rewritten locally, so it has no pixel and no tracked link on a laptop.
+ * `Raw` content (the rare message whose headers `Simple` cannot carry) has its HTML part rewritten
+ * the same way (tracking-mime.ts).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -35,6 +35,7 @@ import type { Engagement, SimulatedSend } from '../../functions/shared/delivery/
 import { trackingOfConfigurationSet } from '../../functions/shared/mail/tracking';
 import type { Tracking } from '../../functions/shared/mail/tracking';
 import { simulatedSendOf } from './mailbox-simulator';
+import { rewriteMimeHtml } from './tracking-mime';
 import { rewriteHtml } from './tracking-rewrite';
 
 export const TRACKING_PATH = '/track/';
@@ -136,22 +137,34 @@ export function createTracker(options: TrackerOptions): Tracker {
       }
       const tracking = trackingOfConfigurationSet(typeof request.ConfigurationSetName === 'string' ? request.ConfigurationSetName : undefined);
       const html = request.Content?.Simple?.Body?.Html;
-      if (!tracked(tracking) || typeof html?.Data !== 'string') return undefined;
+      const raw = request.Content?.Raw;
+      if (!tracked(tracking) || (typeof html?.Data !== 'string' && typeof raw?.Data !== 'string')) return undefined;
       const id = randomBytes(16).toString('base64url');
       const signed = `${id}/${sign(id)}`;
       const origin = `${options.origin()}${TRACKING_PATH}`;
       const tokens: string[] = [];
       let pool = Buffer.alloc(0);
-      const rewritten = rewriteHtml(html.Data, tracking, {
-        open: `${origin}open/${signed}`,
-        click: (index) => {
-          const at = (index % TOKENS_AT_ONCE) * TOKEN_BYTES;
-          if (at === 0) pool = randomBytes(TOKENS_AT_ONCE * TOKEN_BYTES);
-          tokens[index] = pool.toString('base64url', at, at + TOKEN_BYTES);
-          return `${origin}click/${signed}/${index}.${tokens[index]}`;
-        },
-      });
-      html.Data = rewritten.html;
+      let links: readonly string[] = [];
+      const rewrite = (text: string) => {
+        const rewritten = rewriteHtml(text, tracking, {
+          open: `${origin}open/${signed}`,
+          click: (index) => {
+            const at = (index % TOKENS_AT_ONCE) * TOKEN_BYTES;
+            if (at === 0) pool = randomBytes(TOKENS_AT_ONCE * TOKEN_BYTES);
+            tokens[index] = pool.toString('base64url', at, at + TOKEN_BYTES);
+            return `${origin}click/${signed}/${index}.${tokens[index]}`;
+          },
+        });
+        links = rewritten.links;
+        return rewritten.html;
+      };
+      if (typeof html?.Data === 'string') html.Data = rewrite(html.Data);
+      else {
+        // MIME is bytes: latin1 keeps each one as one character, whatever the parts' charsets.
+        const mime = rewriteMimeHtml(Buffer.from(String(raw.Data), 'base64').toString('latin1'), rewrite);
+        if (mime === undefined) return undefined;
+        raw.Data = Buffer.from(mime, 'latin1').toString('base64');
+      }
       return {
         body: Buffer.from(JSON.stringify(request)),
         tracking,
@@ -163,7 +176,7 @@ export function createTracker(options: TrackerOptions): Tracker {
             return;
           }
           if (typeof messageId !== 'string') return;
-          references.set(id, { send: simulatedSendOf(request, messageId, options.region, now()), links: rewritten.links, tokens, ownSend });
+          references.set(id, { send: simulatedSendOf(request, messageId, options.region, now()), links, tokens, ownSend });
           if (references.size > KEPT) references.delete(references.keys().next().value as string);
         },
       };
@@ -188,7 +201,8 @@ export function createTracker(options: TrackerOptions): Tracker {
         const link = reference?.links[Number(index)];
         if (!reference || link === undefined || !same(token, reference.tokens[Number(index)] ?? '')) return (notFound(res), true);
         record(reference, { type: 'Click', click: { ...engagement(req), link, linkTags: {} } });
-        res.writeHead(302, { Location: link, 'Content-Length': 0, 'Cache-Control': 'no-store' });
+        // A header is bytes: characters past ASCII go percent-encoded as UTF-8, as a browser sends them.
+        res.writeHead(302, { Location: link.replace(/[^\x21-\x7e]+/g, (text) => encodeURIComponent(text)), 'Content-Length': 0, 'Cache-Control': 'no-store' });
         res.end();
       } else notFound(res);
       return true;

@@ -150,9 +150,49 @@ describe('the local SES front, tracking opens and clicks', () => {
     expect(events).toEqual([]);
   });
 
-  it('passes Raw content on as it is (documented: not rewritten locally)', async () => {
-    const mime = `From: receipts@shop.example\r\nTo: alice@example.org\r\nSubject: Raw\r\nMIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n${HTML}\r\n`;
-    const { html } = await sendEmail(configurationSetFor(BASE, { opens: true, clicks: true }), { Content: { Raw: { Data: Buffer.from(mime) } } });
-    expect(trackingUrls(html)).toEqual([]);
+  it('rewrites the HTML part of Raw content as SES does, leaving the other parts as they were', async () => {
+    // Composed as the send path composes a message past Simple's header limits (ses-message.ts).
+    const { default: MailComposer } = await import('nodemailer/lib/mail-composer');
+    const html = `${HTML.replace('Your order', 'Votre commande, déjà prête')}\n<p>${'x'.repeat(200)}</p>`;
+    const mime = await new MailComposer({
+      from: 'receipts@shop.example',
+      to: 'alice@example.org',
+      subject: 'Raw',
+      headers: [{ key: 'X-Custom', value: 'kept' }],
+      text: TEXT,
+      html,
+      attachments: [{ filename: 'page.html', content: Buffer.from('<a href="https://shop.example/attached">in an attachment</a>'), contentType: 'text/html' }],
+    })
+      .compile()
+      .build();
+    const { html: stored, stored: email } = await sendEmail(configurationSetFor(BASE, { opens: true, clicks: true }), { Content: { Raw: { Data: mime } } });
+    const urls = trackingUrls(stored);
+    expect(urls.map((url) => /\/track\/(open|click)\//.exec(url)?.[1])).toEqual(['click', 'click', 'open']);
+    expect(stored).toContain('Votre commande, déjà prête');
+    expect(stored).toContain(`<p>${'x'.repeat(200)}</p>`);
+    expect(stored).toContain('<a href="mailto:help@shop.example">');
+    expect(stored).not.toContain('ses:no-track');
+    expect(email.body.text).toBe(TEXT);
+    expect((await get(urls[0] ?? '')).headers.get('location')).toBe('https://shop.example/order?id=7&ref=mail');
+    const attachment = (email as unknown as { attachments: { content: string }[] }).attachments[0];
+    expect(Buffer.from(attachment?.content ?? '', 'base64').toString()).toBe('<a href="https://shop.example/attached">in an attachment</a>');
+  });
+
+  it('rewrites a base64-encoded HTML part of Raw content too', async () => {
+    const { default: MailComposer } = await import('nodemailer/lib/mail-composer');
+    // Mostly outside ASCII, so the composer picks base64 over quoted-printable.
+    const html = `<p>${'ü'.repeat(300)} <a href="https://shop.example/ü/😀 x">ü</a></p>`;
+    const mime = await new MailComposer({ from: 'receipts@shop.example', to: 'alice@example.org', subject: 'Raw', html }).compile().build();
+    expect(mime.toString()).toMatch(/Content-Transfer-Encoding: base64/);
+    const { html: stored } = await sendEmail(configurationSetFor(BASE, { opens: false, clicks: true }), { Content: { Raw: { Data: mime } } });
+    const [link = ''] = trackingUrls(stored);
+    expect(stored).toContain('ü'.repeat(300));
+    expect((await get(link)).headers.get('location')).toBe('https://shop.example/%C3%BC/%F0%9F%98%80%20x');
+  });
+
+  it('passes a Raw message through an untracked set byte for byte', async () => {
+    const mime = Buffer.from(`From: receipts@shop.example\r\nTo: alice@example.org\r\nSubject: Raw\r\nMIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n${HTML}\r\n`);
+    const { html } = await sendEmail(BASE, { Content: { Raw: { Data: mime } } });
+    expect(html.trim()).toBe(HTML);
   });
 });
