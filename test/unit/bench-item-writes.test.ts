@@ -17,7 +17,21 @@ describe('ItemWriteCounter', () => {
     expect(writes).toEqual({ 'BUDGET#ses-send-rate#1 BUDGET': 3, 'MSG#1 M': 1 });
     expect(largestPut).toEqual({ key: 'MSG#1 M', bytes: 2 + 5 + 2 + 1 + 4 + 100 });
     counter.reset();
-    expect(counter.snapshot()).toEqual({ writes: {}, largestPut: undefined });
+    expect(counter.snapshot()).toEqual({ writes: {}, largestPut: undefined, calls: {} });
+  });
+
+  it('tallies answers by operation and kind of item, shards and ids folded, a non-200 counting as failed', () => {
+    const counter = new ItemWriteCounter();
+    const shard = (k: number) => json({ Key: { pk: { S: `BUDGET#ses-send-rate#${k}` }, sk: { S: 'BUDGET' } } });
+    counter.answered('UpdateItem', shard(1), 200, 20);
+    counter.answered('UpdateItem', shard(2), 400, 30);
+    counter.answered('BatchGetItem', json({ RequestItems: { t: { Keys: [{ pk: { S: 'KEY#0123456789abcdef0123' } }, { pk: { S: 'KEY#x' } }] } } }), 200, 5);
+    counter.answered('PutItem', Buffer.from('not json'), 200, 1);
+    expect(counter.snapshot().calls).toEqual({
+      'UpdateItem BUDGET#ses-send-rate#k': { calls: 2, failed: 1, ms: 50 },
+      'BatchGetItem KEY#… ×2': { calls: 1, failed: 0, ms: 5 },
+      'PutItem ?': { calls: 1, failed: 0, ms: 1 },
+    });
   });
 
   it('sizes an item as DynamoDB counts it: names, strings in UTF-8, numbers by digits, binaries, maps and lists', () => {
