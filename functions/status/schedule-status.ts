@@ -10,7 +10,8 @@ import type { ScheduleHead } from '../shared/schedules/schedule-store';
 type View = (message: StoredMessage) => { Status: string; Recipients: unknown[]; Tags: Readonly<Record<string, string>> };
 
 export function scheduleView(asked: string, head: ScheduleHead, delivery: StoredMessage | undefined, view: View) {
-  const base = { ScheduleId: asked, SendAt: formatSendAt(head.sendAt), Tags: head.tags ?? {} };
+  // A test key's schedule says so in every state, as every answer about a test message does.
+  const base = { ScheduleId: asked, SendAt: formatSendAt(head.sendAt), Tags: head.tags ?? {}, ...(head.test && { Test: true as const }) };
   switch (head.state) {
     case 'Sent':
       // SES's first event usually arrives within seconds; until then the message is `Sent`.

@@ -102,9 +102,12 @@ describe('a test-mode key', () => {
     expect(answer.status).toBe(200);
     const { Status, ScheduleId } = ((await answer.json()) as { Messages: { Status: string; ScheduleId: string }[] }).Messages[0]!;
     expect(Status).toBe('Scheduled');
+    // Told as a test message while it waits, as every answer about a test message is.
+    const waiting = (await (await status(testKey, { ScheduleIds: [ScheduleId] })).json()) as { Messages: Record<string, unknown>[] };
+    expect(waiting.Messages[0]).toMatchObject({ ScheduleId, Status: 'Scheduled', Test: true });
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     const [state] = await settled({ ScheduleIds: [ScheduleId] });
-    expect(state).toMatchObject({ ScheduleId, Status: 'Delivered', MessageId: expect.stringMatching(/^test-/) });
+    expect(state).toMatchObject({ ScheduleId, Status: 'Delivered', MessageId: expect.stringMatching(/^test-/), Test: true });
     expect(await sentEmails(stack.sesUrl)).toEqual([]);
   });
 });
