@@ -31,7 +31,7 @@ export const TENANT_HELP = [
   '',
   'SES tenants are on for a deployed table (--table) and off locally; SES_TENANTS=true|false decides either way.',
   'SES_ENDPOINT: where the calls go (locally default http://127.0.0.1:SES_PORT).',
-  'SES_CONFIGURATION_SET: the configuration set to associate (stack output ConfigurationSetName; required with --table).',
+  'SES_CONFIGURATION_SET: the base configuration set (stack output ConfigurationSetName; required with --table); it and its three tracked siblings (<name>-track-opens, -track-clicks, -track-opens-clicks) are associated.',
   'SES_TENANT_REPUTATION_POLICY: standard (default), strict or none (stack output TenantReputationPolicy).',
 ].join('\n');
 
