@@ -5,11 +5,8 @@
  * on 127.0.0.1 as a client sees it; and nothing cancelled is ever sent.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Webhook } from 'standardwebhooks';
 import type { TestStack, Tenant } from './helpers';
-import { adminEnv, adminJson, inAbout, messageBody, send, sentEmails, startTestStack, webhookReceiver } from './helpers';
-import { signIn } from '../support/oidc';
-import { LOCAL_CLIENT_ID } from '../../infra/local/oidc/provider';
+import { adminEnv, adminJson, hookedTenant, inAbout, messageBody, send, sentEmails, startTestStack } from './helpers';
 
 let stack: TestStack;
 let env: Record<string, string>;
@@ -25,32 +22,21 @@ const subjectOf = (tag: string) => `Notice ${tag} ${Math.random().toString(36).s
 
 interface Hooked {
   readonly tenant: Tenant;
+  readonly token: string;
   /** The verified `data` of every `email.cancelled` the Organization's webhook received so far. */
   cancelled(): { ScheduleId: string; Status: string }[];
   close(): void;
 }
 
-/** An Organization (member with a key, signed in on the page) whose webhook is a receiver on 127.0.0.1. */
-async function hookedTenant(): Promise<Hooked & { token: string }> {
-  const hook = await webhookReceiver();
-  const email = `${Math.random().toString(36).slice(2)}@users.example.net`;
-  const { id: organizationId } = await adminJson(env, 'org', 'create', '--name', 'Notices');
-  const { id: userId } = await adminJson(env, 'user', 'create', '--email', email);
-  await adminJson(env, 'member', 'add', '--org', organizationId, '--user', userId);
-  await adminJson(env, 'sender', 'add', '--org', organizationId, '--domain', 'example.com');
-  const { key: apiKey } = await adminJson(env, 'key', 'generate', '--user', userId);
-  const { secret } = await adminJson(env, 'webhook', 'set', '--org', organizationId, '--url', hook.url);
-  const { accessToken } = await signIn({ issuer: stack.oidcIssuer, clientId: LOCAL_CLIENT_ID, redirectUri: stack.settingsUrl, email });
-  const verifier = new Webhook(secret as string);
+async function noticedTenant(): Promise<Hooked> {
+  const hooked = await hookedTenant(stack, env, 'Notices');
   return {
-    tenant: { organizationId, userId, apiKey },
-    token: accessToken,
+    ...hooked,
     cancelled: () =>
-      hook.received
-        .map((r) => verifier.verify(r.body, r.headers) as { type: string; data: { ScheduleId: string; Status: string } })
+      hooked
+        .events()
         .filter((event) => event.type === 'email.cancelled')
-        .map((event) => event.data),
-    close: hook.close,
+        .map((event) => event.data as { ScheduleId: string; Status: string }),
   };
 }
 
@@ -79,7 +65,7 @@ const me = (token: string, method: string, path: string, body?: unknown) =>
 
 describe("email.cancelled for the settings page's cancellations", () => {
   it('rotate without KeepSchedules tells each cancelled schedule at once, once; Cancel and revoke too; none is sent', async () => {
-    const hooked = await hookedTenant();
+    const hooked = await noticedTenant();
     try {
       const { tenant, token } = hooked;
       const when = inAbout(6_000);
@@ -111,7 +97,7 @@ describe("email.cancelled for the settings page's cancellations", () => {
 
 describe("email.cancelled for the admin command line's cancellations", () => {
   it('key revoke: one email.cancelled for each schedule it cancelled, at the latest at its time; none is sent', async () => {
-    const hooked = await hookedTenant();
+    const hooked = await noticedTenant();
     try {
       const { tenant } = hooked;
       const when = inAbout(4_000);
@@ -129,7 +115,7 @@ describe("email.cancelled for the admin command line's cancellations", () => {
   });
 
   it('schedule cancel: one email.cancelled, at the latest at its time; the rest is left alone', async () => {
-    const hooked = await hookedTenant();
+    const hooked = await noticedTenant();
     try {
       const { tenant } = hooked;
       const when = inAbout(4_000);

@@ -2,13 +2,17 @@
  * Shared by the local-stack suites: a stack on free ports, the admin CLI called through
  * `runAdmin` exactly as `npm run admin` does, and the SES emulator's store.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import type { AddressInfo, Server } from 'node:net';
 import { expect } from '@jest/globals';
+import { Webhook } from 'standardwebhooks';
 import { runAdmin } from '../../infra/admin/cli';
 import type { LocalStack, LocalStackOptions } from '../../infra/local/stack';
 import { startLocalStack } from '../../infra/local/stack';
+import { LOCAL_CLIENT_ID } from '../../infra/local/oidc/provider';
+import { signIn } from '../support/oidc';
 import type { ApiClient, Message, SendRequest } from '../support/api-client';
 import { apiClient } from '../support/api-client';
 import { validateFetchesTo } from '../support/openapi';
@@ -184,5 +188,34 @@ export async function webhookReceiver(): Promise<WebhookReceiver> {
       server.closeAllConnections();
       server.close();
     },
+  };
+}
+
+export interface HookedTenant {
+  readonly tenant: Tenant;
+  /** The member's settings-page access token (signed in through the local OpenID provider). */
+  readonly token: string;
+  /** Every webhook received so far, verified with the Organization's secret (a forged or unsigned one throws). */
+  events(): { type: string; data: Record<string, any> }[];
+  close(): void;
+}
+
+/** An Organization of its own (member with a key, signed in on the settings page) whose webhook is a receiver on 127.0.0.1. */
+export async function hookedTenant(stack: TestStack, env: Record<string, string>, name: string): Promise<HookedTenant> {
+  const hook = await webhookReceiver();
+  const email = `${name.toLowerCase()}-${randomUUID().slice(0, 12)}@users.example.net`;
+  const { id: organizationId } = await adminJson(env, 'org', 'create', '--name', name);
+  const { id: userId } = await adminJson(env, 'user', 'create', '--email', email);
+  await adminJson(env, 'member', 'add', '--org', organizationId, '--user', userId);
+  await adminJson(env, 'sender', 'add', '--org', organizationId, '--domain', 'example.com');
+  const { key: apiKey } = await adminJson(env, 'key', 'generate', '--user', userId);
+  const { secret } = await adminJson(env, 'webhook', 'set', '--org', organizationId, '--url', hook.url);
+  const { accessToken } = await signIn({ issuer: stack.oidcIssuer, clientId: LOCAL_CLIENT_ID, redirectUri: stack.settingsUrl, email });
+  const verifier = new Webhook(secret as string);
+  return {
+    tenant: { organizationId, userId, apiKey } as Tenant,
+    token: accessToken,
+    events: () => hook.received.map((r) => verifier.verify(r.body, r.headers) as { type: string; data: Record<string, any> }),
+    close: hook.close,
   };
 }

@@ -7,12 +7,9 @@
  * seeing none of it. Every response is checked against openapi.json.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Webhook } from 'standardwebhooks';
-import { LOCAL_CLIENT_ID } from '../../infra/local/oidc/provider';
-import { signIn } from '../support/oidc';
 import type { StoredEmail } from '../support/ses-store';
 import type { TestStack, Tenant } from './helpers';
-import { adminEnv, adminJson, messageBody, provisionTenant, send, sentEmails, startTestStack, webhookReceiver } from './helpers';
+import { adminEnv, adminJson, hookedTenant, messageBody, provisionTenant, send, sentEmails, startTestStack } from './helpers';
 
 const HTML = [
   '<html><body><p>Your order is <a href="https://shop.example/order?id=7&amp;ref=mail">here</a>.</p>',
@@ -146,35 +143,23 @@ async function statusOf(who: Tenant, messageId: string): Promise<Record<string, 
   return ((await response.json()) as { Messages: Record<string, any>[] }).Messages[0] ?? {};
 }
 
-/** An Organization whose webhook is a receiver on 127.0.0.1, and its member signed in on the settings page. */
-async function hookedTenant() {
-  const hook = await webhookReceiver();
-  const email = `${Date.now().toString(36)}-${(await provisionTenant(env)).userId.slice(0, 8)}@users.example.net`;
-  const { id: organizationId } = await adminJson(env, 'org', 'create', '--name', 'Tracked');
-  const { id: userId } = await adminJson(env, 'user', 'create', '--email', email);
-  await adminJson(env, 'member', 'add', '--org', organizationId, '--user', userId);
-  await adminJson(env, 'sender', 'add', '--org', organizationId, '--domain', 'example.com');
-  const { key: apiKey } = await adminJson(env, 'key', 'generate', '--user', userId);
-  const { secret } = await adminJson(env, 'webhook', 'set', '--org', organizationId, '--url', hook.url);
-  const { accessToken } = await signIn({ issuer: stack.oidcIssuer, clientId: LOCAL_CLIENT_ID, redirectUri: stack.settingsUrl, email });
-  const verifier = new Webhook(secret as string);
+/** An Organization whose webhook is a receiver on 127.0.0.1, and its Activity as its member's settings page reads it. */
+async function trackedTenant() {
+  const hooked = await hookedTenant(stack, env, 'Tracked');
   return {
-    tenant: { organizationId, userId, apiKey } as Tenant,
-    /** Every webhook received, verified (a forged or unsigned one throws). */
-    events: () => hook.received.map((r) => verifier.verify(r.body, r.headers) as { type: string; data: Record<string, any> }),
+    ...hooked,
     activity: async () => {
-      const answer = await fetch(`${stack.apiUrl}/v1.2/me/messages`, { headers: { authorization: `Bearer ${accessToken}` } });
+      const answer = await fetch(`${stack.apiUrl}/v1.2/me/messages`, { headers: { authorization: `Bearer ${hooked.token}` } });
       expect(answer.status).toBe(200);
       return ((await answer.json()) as { Messages: Record<string, any>[] }).Messages;
     },
-    close: hook.close,
   };
 }
 
 describe('opens and clicks, recorded', () => {
   it('counts a person’s open and click once each in status, Activity and signed webhooks; machine opens are flagged, not counted; another Organization sees none', async () => {
-    const hooked = await hookedTenant();
-    const other = await hookedTenant();
+    const hooked = await trackedTenant();
+    const other = await trackedTenant();
     try {
       const email = await delivered(hooked.tenant, { Tracking: { Opens: true, Clicks: true } });
       const [link = '', pixel = ''] = trackingUrls(email.body.html);
