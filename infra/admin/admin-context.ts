@@ -4,21 +4,30 @@
  * is asked for and then reused: the table (`store`), Amazon SES (`ses`, shared by the tenant and
  * identity calls), the SES tenants (`tenants`, none when they are off), the sender identities
  * in SES (`identities`), the webhook sealer
- * (`sealer`) and the settings page's user pool (`userPool`). The CLI frame (cli.ts) makes one per
+ * (`sealer`), the settings page's user pool (`userPool`) and what cancelling scheduled messages
+ * reaches (`cancelling`, cancelling.ts). The CLI frame (cli.ts) makes one per
  * command, hands it to the command's action and closes it after.
  */
 import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import type { SESv2Client } from '@aws-sdk/client-sesv2';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { WebhookScheduleNotices } from '../../functions/shared/schedules/notices';
+import { ScheduleDisarmer } from '../../functions/shared/schedules/timer';
 import { InvalidArgumentError } from '../../functions/shared/store/records';
+import { SqsWebhookQueue } from '../../functions/shared/webhooks/queue';
+import { DynamoDbWebhookStore } from '../../functions/shared/webhooks/webhook-store';
 import type { SecretSealer } from '../../functions/shared/webhooks/sealing';
 import { KmsSealer } from '../../functions/shared/webhooks/sealing';
 import { localSealer } from '../local/sealing-key';
 import { DEFAULTS } from '../../functions/shared/runtime/config';
 import { endpointFrom, placeholderCredentials } from '../local/settings';
 import { DynamoDbAdminStore } from './admin-store';
+import type { AdminCancelling } from './cancelling';
+import { adminCancelling, stackReachFrom } from './cancelling';
 import { SesIdentities } from './ses-identities';
 import type { SesTenants } from './ses-tenants';
 import { SesTenants as Tenants, sesClientFor, tenantSettingsFor } from './ses-tenants';
@@ -101,6 +110,37 @@ export class AdminContext implements Target {
     return new KmsSealer(this.kms(), keyId);
   }
 
+  /**
+   * How this command cancels scheduled messages: for a deployed table with WEBHOOK_QUEUE_URL and
+   * SCHEDULE_GROUP_NAME, deleting the one-time schedule and queueing `email.cancelled` at once;
+   * otherwise leaving the notice owed, for the schedule's timer to tell (cancelling.ts).
+   */
+  readonly cancelling = once((): AdminCancelling => {
+    const store = this.store();
+    const reach = this.local ? undefined : stackReachFrom(this.env);
+    if (!reach) return adminCancelling(store, undefined, this.warn);
+    const sqs = new SQSClient({ ...(this.region && { region: this.region }), ...this.endpointOptions('AWS_ENDPOINT_URL_SQS'), maxAttempts: 3 });
+    const scheduler = new SchedulerClient({ ...(this.region && { region: this.region }), ...this.endpointOptions('AWS_ENDPOINT_URL_SCHEDULER'), maxAttempts: 3 });
+    this.closers.push(() => sqs.destroy(), () => scheduler.destroy());
+    const logger = {
+      // The notice is lost, not the cancellation: the operator hears why (no key or secret is in it).
+      warn: (message: unknown, ...extra: unknown[]) => {
+        const { scheduleId, error } = (extra[0] ?? {}) as { scheduleId?: string; error?: Error };
+        this.warn(`${String(message)} (scheduled message ${scheduleId}): ${error?.message ?? 'unknown error'}`);
+      },
+    };
+    const notices = new WebhookScheduleNotices(new DynamoDbWebhookStore(store.client, store.tableName), new SqsWebhookQueue(sqs, reach.webhookQueueUrl), logger);
+    return adminCancelling(store, { timer: new ScheduleDisarmer(scheduler, reach.scheduleGroupName), notices }, this.warn);
+  });
+
+  /** An emulator's endpoint from the SDK's own variable `name`, read from this command's environment like every other setting, with its placeholder credentials. */
+  private endpointOptions(name: string): { endpoint?: string; credentials?: { accessKeyId: string; secretAccessKey: string } } {
+    const endpoint = this.env[name]?.trim() || undefined;
+    // The SDK reads credentials from the process environment, whatever `env` says.
+    const credentials = endpoint ? placeholderCredentials(process.env, [endpoint]) : undefined;
+    return { ...(endpoint && { endpoint }), ...(credentials && { credentials }) };
+  }
+
   private readonly pools = new Map<string, UserPool>();
 
   /** The settings page's user pool named by `--user-pool-id` or USER_POOL_ID, or undefined when neither is given. */
@@ -109,10 +149,7 @@ export class AdminContext implements Target {
     if (id === undefined) return undefined;
     let pool = this.pools.get(id);
     if (!pool) {
-      // The SDK's own variable, read from this command's environment like every other setting (an emulator's pool).
-      const endpoint = this.env.AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER?.trim() || undefined;
-      const credentials = endpoint ? placeholderCredentials(process.env, [endpoint]) : undefined;
-      const client = new CognitoIdentityProviderClient({ region: userPoolRegion(id), ...(endpoint && { endpoint }), ...(credentials && { credentials }), maxAttempts: 3 });
+      const client = new CognitoIdentityProviderClient({ region: userPoolRegion(id), ...this.endpointOptions('AWS_ENDPOINT_URL_COGNITO_IDENTITY_PROVIDER'), maxAttempts: 3 });
       this.closers.push(() => client.destroy());
       pool = new UserPool(id, client);
       this.pools.set(id, pool);

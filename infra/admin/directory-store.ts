@@ -16,12 +16,12 @@ import { unlessConditionFails } from '../../functions/shared/store/conditions';
 import { scanAll } from '../../functions/shared/store/query-all';
 import type { KeySummary, Organization, User } from '../../functions/shared/store/records';
 import { RecordConflictError, RecordNotFoundError } from '../../functions/shared/store/records';
-import type { RetireDependencies } from '../../functions/shared/schedules/key-schedules';
 import { cancelSchedule, retireKeySchedules } from '../../functions/shared/schedules/key-schedules';
 import { COUNT_KEY, organizationSchedulesPartition } from '../../functions/shared/schedules/organization-schedules';
-import { DynamoDbScheduleStore } from '../../functions/shared/schedules/schedule-store';
 import { PARTITIONS, itemKey } from '../../functions/shared/store/table';
 import type { DynamoDbAdminStore } from './admin-store';
+import type { AdminCancelling } from './cancelling';
+import { adminCancelling } from './cancelling';
 
 type Item = Record<string, unknown>;
 
@@ -64,7 +64,11 @@ const plural = (count: number, word: string) => `${count} ${word}${count === 1 ?
 export class AdminDirectory {
   private readonly keys: DynamoDbKeyStore;
 
-  constructor(private readonly store: DynamoDbAdminStore) {
+  /** `cancelling`: how its deletes cancel scheduled messages (cancelling.ts); by default their notices wait for their time. */
+  constructor(
+    private readonly store: DynamoDbAdminStore,
+    private readonly cancelling: AdminCancelling = adminCancelling(store, undefined, () => undefined),
+  ) {
     this.keys = new DynamoDbKeyStore(store.client, store.tableName);
   }
 
@@ -119,7 +123,7 @@ export class AdminDirectory {
     const cancelled: string[] = [];
     if (details.key) {
       const oldHash = await this.store.revokeKey(details.id);
-      cancelled.push(...(await retireKeySchedules({ id: details.id, organizations: details.organizations }, oldHash, undefined, this.scheduling())).cancelled);
+      cancelled.push(...(await retireKeySchedules({ id: details.id, organizations: details.organizations }, oldHash, undefined, this.cancelling)).cancelled);
     }
     for (const organizationId of details.organizations) await this.store.removeMember(organizationId, details.id);
     // The e-mail item only while it still names this user: a new user may have taken the address since.
@@ -135,15 +139,9 @@ export class AdminDirectory {
     return { ...details, cancelledSchedules: cancelled };
   }
 
-  /** The schedule store as the CLI uses it: no timers or webhook queue to reach (a cancelled schedule's timer tells its owed `email.cancelled`). */
-  private scheduling(): RetireDependencies {
-    const schedules = new DynamoDbScheduleStore(this.store.client, this.store.tableName);
-    return { schedules, organizations: schedules.organizations, timer: undefined, notices: undefined, now: Date.now, warn: () => undefined };
-  }
-
   /** The Organization's scheduled messages not yet sent, as `schedule list` shows them. */
   async pendingSchedules(organizationId: string): Promise<string[]> {
-    return (await this.scheduling().organizations.list(organizationId)).map((entry) => entry.scheduleId);
+    return (await this.cancelling.organizations.list(organizationId)).map((entry) => entry.scheduleId);
   }
 
   /**
@@ -163,9 +161,8 @@ export class AdminDirectory {
     if (blockers.length > 0 && !force) {
       throw new RecordConflictError(`Organization ${id} still has ${blockers.join(', ')}; remove them first, or pass --force to remove them with it`);
     }
-    const scheduling = this.scheduling();
     const cancelled: string[] = [];
-    for (const head of (await scheduling.schedules.heads(pending)).values()) if (await cancelSchedule(head, scheduling)) cancelled.push(head.scheduleId);
+    for (const head of (await this.cancelling.schedules.heads(pending)).values()) if (await cancelSchedule(head, this.cancelling)) cancelled.push(head.scheduleId);
     for (const member of members) await this.store.removeMember(id, member);
     await removeTenant(id);
     // Its own records; message statuses, Activity and daily counts expire on their own (TTL).

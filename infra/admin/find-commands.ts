@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { InvalidArgumentError } from '../../functions/shared/store/records';
 import type { User } from '../../functions/shared/store/records';
+import { noticeReport } from './cancelling';
 import type { Leaf } from './command-frame';
 import { AdminDirectory } from './directory-store';
 
@@ -33,7 +34,9 @@ export function addFindCommands(groups: { readonly org: Command; readonly user: 
 
   leaf(org, 'delete', 'delete an Organization: refused while it has members, pending scheduled messages or sender identities, unless --force', async (store, o, admin) => {
     const tenants = admin.tenants();
-    const removed = await new AdminDirectory(store).deleteOrganization(o.org!, Boolean(o.force), async (id) => tenants?.remove(id));
+    const cancelling = admin.cancelling();
+    const removed = await new AdminDirectory(store, cancelling).deleteOrganization(o.org!, Boolean(o.force), async (id) => tenants?.remove(id));
+    const notice = noticeReport(removed.cancelledSchedules.length, cancelling, admin.local);
     const also = [
       removed.members.length > 0 && `removed ${count(removed.members.length, 'member', 'members')}`,
       removed.cancelledSchedules.length > 0 && `cancelled ${count(removed.cancelledSchedules.length, 'scheduled message', 'scheduled messages')}`,
@@ -41,8 +44,8 @@ export function addFindCommands(groups: { readonly org: Command; readonly user: 
       tenants && 'deleted its SES tenant',
     ].filter((part): part is string => typeof part === 'string');
     return {
-      human: `Organization ${removed.id} deleted${also.length > 0 ? ` (${also.join(', ')})` : ''}`,
-      json: { id: removed.id, deleted: true, members: removed.members, cancelledSchedules: removed.cancelledSchedules, senders: removed.senders, tenantDeleted: tenants !== undefined },
+      human: `Organization ${removed.id} deleted${also.length > 0 ? ` (${also.join(', ')})` : ''}${notice.human}`,
+      json: { id: removed.id, deleted: true, members: removed.members, cancelledSchedules: removed.cancelledSchedules, ...notice.json, senders: removed.senders, tenantDeleted: tenants !== undefined },
     };
   })
     .requiredOption('--org <uuid>', 'Organization id')
@@ -75,14 +78,16 @@ export function addFindCommands(groups: { readonly org: Command; readonly user: 
 
   leaf(user, 'delete', 'delete a user: its key (it stops working, the messages it scheduled are cancelled), its memberships and, with a user pool, its Cognito user', async (store, o, admin) => {
     const pool = admin.userPool(o.userPoolId);
-    const directory = new AdminDirectory(store);
+    const cancelling = admin.cancelling();
+    const directory = new AdminDirectory(store, cancelling);
     // Out of the pool first: interrupted after it, the user can no longer sign in, never the other way round.
     const email = pool && (await directory.user({ id: o.user! })).email;
     const fromPool = pool && email !== undefined ? await pool.remove(email) : undefined;
     const removed = await directory.deleteUser(o.user!);
+    const notice = noticeReport(removed.cancelledSchedules.length, cancelling, admin.local);
     return {
-      human: `User ${describeUser(removed)} (${removed.id}) deleted${removed.key ? ', its key revoked' : ''}${removed.cancelledSchedules.length > 0 ? `, ${count(removed.cancelledSchedules.length, 'scheduled message', 'scheduled messages')} it made cancelled` : ''}${removed.organizations.length > 0 ? `, removed from ${count(removed.organizations.length, 'Organization', 'Organizations')}` : ''}${fromPool === undefined ? '' : fromPool ? ', removed from the user pool' : ', was not in the user pool'}`,
-      json: { ...userJson(removed), deleted: true, keyRevoked: removed.key !== undefined, cancelledSchedules: removed.cancelledSchedules, organizations: removed.organizations, userPool: fromPool === undefined ? null : fromPool ? 'removed' : 'absent' },
+      human: `User ${describeUser(removed)} (${removed.id}) deleted${removed.key ? ', its key revoked' : ''}${removed.cancelledSchedules.length > 0 ? `, ${count(removed.cancelledSchedules.length, 'scheduled message', 'scheduled messages')} it made cancelled` : ''}${removed.organizations.length > 0 ? `, removed from ${count(removed.organizations.length, 'Organization', 'Organizations')}` : ''}${fromPool === undefined ? '' : fromPool ? ', removed from the user pool' : ', was not in the user pool'}${notice.human}`,
+      json: { ...userJson(removed), deleted: true, keyRevoked: removed.key !== undefined, cancelledSchedules: removed.cancelledSchedules, ...notice.json, organizations: removed.organizations, userPool: fromPool === undefined ? null : fromPool ? 'removed' : 'absent' },
     };
   })
     .requiredOption('--user <uuid>', 'user id')

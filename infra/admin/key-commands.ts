@@ -10,6 +10,7 @@ import { KEY_SCOPES, KeyPolicyError, parseExpiresIn, parseScopes, parseSenders }
 import type { KeyOptions } from '../../functions/shared/store/dynamodb-key-store';
 import type { KeySummary } from '../../functions/shared/store/records';
 import { hashApiKey } from '../../functions/shared/domain/api-keys';
+import { noticeReport } from './cancelling';
 import type { Leaf } from './command-frame';
 import { retireSchedulesOf } from './schedule-commands';
 
@@ -59,14 +60,17 @@ export function addKeyCommands(program: Command, leaf: Leaf): void {
     }).requiredOption('--user <uuid>', 'user id'),
   );
   withLimitOptions(
-    leaf(key, 'rotate', "replace the user's key and print the new one once; the old one stops working, and so do the messages it scheduled", async (store, o) => {
+    leaf(key, 'rotate', "replace the user's key and print the new one once; the old one stops working, and so do the messages it scheduled", async (store, o, admin) => {
+      // Before the key changes: a bad setting must refuse the command, not strand the old key's schedules.
+      const cancelling = admin.cancelling();
       const issued = await store.rotateKey(o.user!, keyOptionsFrom(o, Date.now()));
       const keep = (o as { keepSchedules?: boolean }).keepSchedules === true;
-      const moved = issued.replacedKeyHash ? await retireSchedulesOf(store, issued.userId, issued.replacedKeyHash, keep ? hashApiKey(issued.key) : undefined) : { cancelled: 0, kept: 0 };
+      const moved = issued.replacedKeyHash ? await retireSchedulesOf(store, cancelling, issued.userId, issued.replacedKeyHash, keep ? hashApiKey(issued.key) : undefined) : { cancelled: 0, kept: 0 };
       const schedules = keep ? `${moved.kept} scheduled message(s) kept on the new key` : `${moved.cancelled} scheduled message(s) of the old key cancelled`;
+      const notice = noticeReport(moved.cancelled, cancelling, admin.local);
       return {
-        human: `New API key for user ${issued.userId}, the old one no longer works; ${schedules} (shown only this once, store it now): ${issued.key}`,
-        json: { key: issued.key },
+        human: `New API key for user ${issued.userId}, the old one no longer works; ${schedules} (shown only this once, store it now): ${issued.key}${notice.human}`,
+        json: { key: issued.key, ...notice.json },
       };
     })
       .requiredOption('--user <uuid>', 'user id')
@@ -89,10 +93,12 @@ export function addKeyCommands(program: Command, leaf: Leaf): void {
       },
     };
   }).requiredOption('--user <uuid>', 'user id');
-  leaf(key, 'revoke', "remove the user's key; it stops working, and the messages it scheduled are cancelled", async (store, o) => {
+  leaf(key, 'revoke', "remove the user's key; it stops working, and the messages it scheduled are cancelled", async (store, o, admin) => {
     const userId = o.user!.toLowerCase();
-    const { cancelled } = await retireSchedulesOf(store, userId, await store.revokeKey(userId));
-    return { human: `The key of user ${userId} is revoked; ${cancelled} scheduled message(s) it made are cancelled`, json: { userId, revoked: true, cancelledSchedules: cancelled } };
+    const cancelling = admin.cancelling();
+    const { cancelled } = await retireSchedulesOf(store, cancelling, userId, await store.revokeKey(userId));
+    const notice = noticeReport(cancelled, cancelling, admin.local);
+    return { human: `The key of user ${userId} is revoked; ${cancelled} scheduled message(s) it made are cancelled${notice.human}`, json: { userId, revoked: true, cancelledSchedules: cancelled, ...notice.json } };
   }).requiredOption('--user <uuid>', 'user id');
   leaf(key, 'sweep', 'remove key items no user holds any more (left by an interrupted key change); they never authenticate, this tidies them away', async (store) => {
     const removed = await store.sweepKeys();

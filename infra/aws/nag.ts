@@ -18,8 +18,8 @@ export interface NagSubjects {
   readonly sendRole: Role;
   /** The scheduled-send function's role: it sends as the send function does. */
   readonly fireRole: Role;
-  /** Roles that act on the schedules of the stack's schedule group (by a wildcard on the schedule names). */
-  readonly scheduleRoles: Role[];
+  /** Roles, and the operator's policy, that act on the schedules of the stack's schedule group (by a wildcard on the schedule names). */
+  readonly scheduleRoles: (Role | ManagedPolicy)[];
   /** The stack's schedule group (a name CDK generated at synth). */
   readonly scheduleGroupName: string;
   readonly tracing: boolean;
@@ -93,7 +93,8 @@ export function acknowledgeNagFindings({ api, apiKeyRoutes, sendRole, fireRole, 
         'Each scheduled message gets a one-time schedule named by its ScheduleId, made when it is sent and deleted ' +
         'after it ran (or when it is cancelled), so the names cannot be listed in advance. The wildcard covers the ' +
         'schedules of the stack\'s own schedule group only, and each role has only the actions it needs there ' +
-        '(scheduler:CreateSchedule for the send and scheduled-send functions, scheduler:DeleteSchedule for the cancel and settings API functions).',
+        '(scheduler:CreateSchedule for the send and scheduled-send functions, scheduler:DeleteSchedule for the cancel and settings API functions ' +
+        'and the operator\'s admin CLI).',
     });
   }
   for (const route of pageRoutes) {

@@ -49,6 +49,8 @@ export interface ScheduledSend {
   readonly fire: ServiceFunction;
   readonly cancel: ServiceFunction;
   readonly group: ScheduleGroup;
+  /** The ARNs of the group's schedules (`schedule/<group>/*`): the one resource every schedule action here takes. */
+  readonly schedulesArn: string;
   readonly queue: Queue;
   readonly deadLetters: Queue;
   readonly schedulerRole: Role;
@@ -173,5 +175,5 @@ export function addScheduledSend(stack: Stack, table: Table, configurationSets: 
       evaluationPeriods: 1,
     },
   ];
-  return { fire, cancel, group, queue, deadLetters: dead, schedulerRole, alarms, cancelling: { environment, statements: cancelStatements } };
+  return { fire, cancel, group, schedulesArn: schedulesInGroup, queue, deadLetters: dead, schedulerRole, alarms, cancelling: { environment, statements: cancelStatements } };
 }

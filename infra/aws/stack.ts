@@ -2,7 +2,7 @@
  * The AWS stack: HTTP API -> send function -> DynamoDB table + Amazon SES. It reads as a list:
  * the table here, the configuration sets (`configuration-sets.ts`), the send function (`send-function.ts`), the delivery
  * lifecycle (`delivery-lifecycle.ts`), scheduled send (`scheduled-send.ts`), the API
- * (`http-api.ts`), alarms (`alarms.ts`), outputs, and the cdk-nag acknowledgements (`nag.ts`).
+ * (`http-api.ts`), the operator's policy (`operator.ts`), alarms (`alarms.ts`), outputs, and the cdk-nag acknowledgements (`nag.ts`).
  *
  * Environment-agnostic (no account or region, no lookups) so `cdk synth` runs anywhere without
  * credentials; account and region come from the credentials at deploy time.
@@ -25,6 +25,7 @@ import type { TrackedConfigurationSet } from './configuration-sets';
 import { addSendApi } from './http-api';
 import { addTemplates } from './templates';
 import { acknowledgeNagFindings } from './nag';
+import { addOperatorPolicy } from './operator';
 import { addReputation } from './reputation';
 import type { ScheduledSend } from './scheduled-send';
 import { addScheduledSend } from './scheduled-send';
@@ -82,6 +83,7 @@ export class EmailSendApiStack extends Stack {
     this.stage = stage;
     const templates = addTemplates(this, this.table, api, settings);
     this.templatesFunction = templates.function.fn;
+    const operator = addOperatorPolicy(this, this.scheduledSend, this.lifecycle.webhookQueue);
     const reputation = addReputation(this, configurationSets, settings, [SERVICE_NAME, EVENTS_SERVICE_NAME]);
     addAlarms(this, api, send.fn, settings, [...this.lifecycle.alarms, ...this.scheduledSend.alarms, reputation.alarm]);
     const signIn = addSignIn(this, api, settings);
@@ -133,7 +135,7 @@ export class EmailSendApiStack extends Stack {
       apiKeyRoutes: [...sendRoutes, ...statusRoutes, ...cancelRoutes, ...templates.routes],
       sendRole: send.role,
       fireRole: fire.role,
-      scheduleRoles: [send.role, fire.role, cancel.role, settingsParts.api.role],
+      scheduleRoles: [send.role, fire.role, cancel.role, settingsParts.api.role, operator],
       scheduleGroupName: this.scheduledSend.group.scheduleGroupName,
       tracing: settings.tracing,
       pageRoutes: settingsParts.pageRoutes,

@@ -70,7 +70,7 @@ const COMMON_ACKNOWLEDGEMENTS = [
   'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/TemplatesFunctionRole',
   'AwsSolutions-IAM5[Resource::*] @ EmailSendApi/WebhookFunctionRole',
   // One-time schedules of the stack's own group, named by ScheduleId (CONTRACT section 13).
-  ...['CancelFunctionRole', 'ScheduledSendFunctionRole', 'SendFunctionRole', 'SettingsApiFunctionRole'].map(
+  ...['CancelFunctionRole', 'OperatorPolicy', 'ScheduledSendFunctionRole', 'SendFunctionRole', 'SettingsApiFunctionRole'].map(
     (role) => `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/<ScheduleGroup>/*] @ EmailSendApi/${role}`,
   ),
   'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*] @ EmailSendApi/ScheduledSendFunctionRole',

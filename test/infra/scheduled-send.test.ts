@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { EmailSendApiStack } from '../../infra/aws/stack';
-import { partitions, readKeyHoldersStatement, recordKeyUseStatement, synthesised } from './support';
+import { buildStack, partitions, readKeyHoldersStatement, recordKeyUseStatement, synthesised } from './support';
 
 type Json = Record<string, any>;
 
@@ -167,5 +167,34 @@ describe('the cancel route', () => {
     expect(routes[0]!.Properties.AuthorizationType).toBe('NONE');
     const integrationId = routes[0]!.Properties.Target['Fn::Join'][1][1].Ref as string;
     expect(resources[integrationId]!.Properties).toMatchObject({ IntegrationType: 'AWS_PROXY', IntegrationUri: { 'Fn::GetAtt': [id(stack, stack.scheduledSend.cancel.fn), 'Arn'] } });
+  });
+});
+
+describe("the operator's policy (the admin CLI's cancellations)", () => {
+  const operatorStatements = (t: Template) => {
+    const policies = Object.entries(t.findResources('AWS::IAM::ManagedPolicy')).filter(([logicalId]) => logicalId.startsWith('OperatorPolicy'));
+    expect(policies).toHaveLength(1);
+    return policies[0]![1].Properties.PolicyDocument.Statement as Json[];
+  };
+  const EXACT = () => [
+    { Sid: 'DeleteSchedules', Effect: 'Allow', Action: 'scheduler:DeleteSchedule', Resource: schedulesInGroup() },
+    { Sid: 'QueueWebhooks', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: arnOf('WebhookQueue') },
+  ];
+
+  it('may only delete schedules of the group and queue webhooks; its ARN and the webhook queue are outputs', () => {
+    expect(operatorStatements(template)).toEqual(EXACT());
+    const outputs = template.toJSON().Outputs as Json;
+    expect(outputs.OperatorPolicyArn.Value).toEqual({ Ref: logicalIdOf('OperatorPolicy') });
+    expect(outputs.WebhookQueueUrl.Value).toEqual({ Ref: logicalIdOf('WebhookQueue') });
+    // SQS-managed encryption: sending to the queue needs no KMS key, so the policy grants none.
+    expect(resources[logicalIdOf('WebhookQueue')]!.Properties.SqsManagedSseEnabled).toBe(true);
+  });
+
+  it('exists with SES tenants off too, unchanged', () => {
+    const { stack: off } = buildStack({ sesTenants: false });
+    const offTemplate = Template.fromStack(off);
+    const statements = operatorStatements(offTemplate);
+    expect(statements.map((s) => [s.Sid, s.Action])).toEqual([['DeleteSchedules', 'scheduler:DeleteSchedule'], ['QueueWebhooks', 'sqs:SendMessage']]);
+    expect(Object.keys(offTemplate.toJSON().Outputs as Json)).toEqual(expect.arrayContaining(['OperatorPolicyArn', 'WebhookQueueUrl', 'ScheduleGroupName']));
   });
 });

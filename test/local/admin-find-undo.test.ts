@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { AdminGetUserCommand, CognitoIdentityProviderClient, CreateUserPoolCommand, UserNotFoundException } from '@aws-sdk/client-cognito-identity-provider';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { hashApiKey } from '../../functions/shared/domain/api-keys';
@@ -18,6 +18,7 @@ import type { RunningService } from '../../infra/local/emulators';
 import { ensureTable, startDynamoDb } from '../../infra/local/emulators';
 import type { Moto } from '../support/moto';
 import { describeWithMoto, startMoto } from '../support/moto';
+import { writePendingSchedule } from '../support/pending-schedules';
 import { admin, adminJson } from './helpers';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
@@ -32,20 +33,9 @@ interface Target {
   readonly userPool?: { readonly id: string; readonly client: CognitoIdentityProviderClient };
 }
 
-/** A pending scheduled message as the send path stores it: its head, and its entry in the Organization's list (`schedule list`). */
-async function schedule(target: Target, organizationId: string, userId: string, keyHash?: string): Promise<string> {
-  const scheduleId = randomUUID();
-  const sendAt = Date.now() + 3_600_000;
-  await target.documents.send(
-    new PutCommand({
-      TableName: target.tableName,
-      Item: { ...itemKey.schedule(scheduleId), organizationId, userId, ...(keyHash && { keyHash }), state: 'Scheduled', sendAt, dueAt: sendAt, attempts: 0, updatedAt: new Date().toISOString() },
-    }),
-  );
-  const entry = { scheduleId, organizationId, userId, ...(keyHash && { keyHash }), sendAt, recipients: ['a@example.org'], subject: 'Later' };
-  expect(await new DynamoDbScheduleStore(target.documents, target.tableName).organizations.hold(entry, 100, Math.floor(sendAt / 1000) + 86_400)).toBe('held');
-  return scheduleId;
-}
+/** A pending scheduled message as the send path stores it. */
+const schedule = (target: Target, organizationId: string, userId: string, keyHash?: string) =>
+  writePendingSchedule(target.documents, target.tableName, { organizationId, userId, ...(keyHash && { keyHash }) });
 
 /** The find-and-undo behaviour, the same on either target. */
 function findAndUndo(target: () => Target): void {
@@ -127,7 +117,7 @@ function findAndUndo(target: () => Target): void {
     const made = await schedule(target(), org, id, keyHash);
 
     const deleted = await json('user', 'delete', '--user', id);
-    expect(deleted).toEqual({ id, email, deleted: true, keyRevoked: true, cancelledSchedules: [made], organizations: [org], userPool: target().userPool ? 'removed' : null });
+    expect(deleted).toEqual({ id, email, deleted: true, keyRevoked: true, cancelledSchedules: [made], noticeAt: 'send time', organizations: [org], userPool: target().userPool ? 'removed' : null });
     expect((await target().documents.send(new GetCommand({ TableName: target().tableName, Key: itemKey.schedule(made) }))).Item?.state).toBe('Cancelled');
     expect((await run('user', 'show', '--user', id)).code).toBe(EXIT_CODES.notFound);
     expect((await json('org', 'show', '--org', org)).members).toEqual([]);
@@ -156,7 +146,7 @@ function findAndUndo(target: () => Target): void {
     expect((await json('org', 'show', '--org', org)).members).toEqual([member]);
 
     const forced = await json('org', 'delete', '--org', org, '--force');
-    expect(forced).toEqual({ id: org, deleted: true, members: [member], cancelledSchedules: [scheduleId], senders: ['acme.example'], tenantDeleted: false });
+    expect(forced).toEqual({ id: org, deleted: true, members: [member], cancelledSchedules: [scheduleId], noticeAt: 'send time', senders: ['acme.example'], tenantDeleted: false });
     expect((await run('org', 'show', '--org', org)).code).toBe(EXIT_CODES.notFound);
     const { Item } = await target().documents.send(new GetCommand({ TableName: target().tableName, Key: itemKey.schedule(scheduleId) }));
     expect(Item?.state).toBe('Cancelled');

@@ -103,7 +103,7 @@ describe("email.cancelled for the admin command line's cancellations", () => {
       const when = inAbout(4_000);
       const subjects = [subjectOf('cli revoked 1'), subjectOf('cli revoked 2')];
       const made = [await schedule(tenant, subjects[0]!, when.text), await schedule(tenant, subjects[1]!, when.text)];
-      expect(await adminJson(env, 'key', 'revoke', '--user', tenant.userId)).toEqual({ userId: tenant.userId, revoked: true, cancelledSchedules: 2 });
+      expect(await adminJson(env, 'key', 'revoke', '--user', tenant.userId)).toEqual({ userId: tenant.userId, revoked: true, cancelledSchedules: 2, noticeAt: 'send time' });
       expect(ids(await cancelledNotices(hooked, 2, when.at - Date.now() + 3_000))).toEqual([...made].sort());
       // A while later still one each: the timer told it once.
       await sleep(1_500);
@@ -122,7 +122,7 @@ describe("email.cancelled for the admin command line's cancellations", () => {
       const [stopped, left] = [subjectOf('cli stopped'), subjectOf('cli left')];
       const a = await schedule(tenant, stopped, when.text);
       await schedule(tenant, left, when.text);
-      expect(await adminJson(env, 'schedule', 'cancel', '--org', tenant.organizationId, '--id', a)).toEqual({ organizationId: tenant.organizationId, scheduleId: a, status: 'Cancelled' });
+      expect(await adminJson(env, 'schedule', 'cancel', '--org', tenant.organizationId, '--id', a)).toEqual({ organizationId: tenant.organizationId, scheduleId: a, status: 'Cancelled', noticeAt: 'send time' });
       expect(ids(await cancelledNotices(hooked, 1, when.at - Date.now() + 3_000))).toEqual([a]);
       await sleep(1_500);
       expect(ids(hooked.cancelled())).toEqual([a]);

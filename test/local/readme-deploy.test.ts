@@ -107,7 +107,7 @@ describeWithMoto('the README deploy section, run as written against the emulated
   it('reads only outputs the stack has', () => {
     const outputs = Object.keys(Template.fromStack(buildStack().stack).toJSON().Outputs as object);
     const read = [...deployBlocks().join('\n').matchAll(/\bo\.(\w+)/g)].map(([, name]) => name!);
-    expect(read).toEqual(expect.arrayContaining(['SendUrl', 'TableName', 'Region', 'ConfigurationSetName', 'TenantReputationPolicy']));
+    expect(read).toEqual(expect.arrayContaining(['SendUrl', 'TableName', 'Region', 'ConfigurationSetName', 'TenantReputationPolicy', 'WebhookQueueUrl', 'ScheduleGroupName']));
     expect(outputs).toEqual(expect.arrayContaining(read));
   });
 
@@ -116,7 +116,18 @@ describeWithMoto('the README deploy section, run as written against the emulated
     expect(blocks).toHaveLength(5);
     expect(blocks[0]!.split('\n')[0]).toBe('set -e');
     const outputsFile = join(cwd, 'stand-in-outputs.json');
-    const outputs = { EmailSendApi: { SendUrl: stack.sendUrl, TableName: TABLE, Region: moto.config.region, UserPoolId: userPoolId, ConfigurationSetName: CONFIGURATION_SET, TenantReputationPolicy: 'standard' } };
+    const outputs = {
+      EmailSendApi: {
+        SendUrl: stack.sendUrl,
+        TableName: TABLE,
+        Region: moto.config.region,
+        UserPoolId: userPoolId,
+        ConfigurationSetName: CONFIGURATION_SET,
+        TenantReputationPolicy: 'standard',
+        WebhookQueueUrl: `${moto.config.endpoint}/123456789012/EmailSendApi-WebhookQueue`,
+        ScheduleGroupName: 'EmailSendApi-ScheduleGroup',
+      },
+    };
     writeFileSync(outputsFile, JSON.stringify(outputs));
 
     const result = await bash(`${CDK_STAND_IN}${blocks.join('\n')}\nprintf '\\nORG=%s\\n' "$ORG"`, cwd, {

@@ -59,7 +59,7 @@ describe('a schedule dies with its key', () => {
       { scheduleId: ScheduleId, sendAt: when.text, recipients: ['success@simulator.amazonses.com'], subject, userId: tenant.userId },
     ]);
 
-    expect(await adminJson(env, 'key', 'revoke', '--user', tenant.userId)).toEqual({ userId: tenant.userId, revoked: true, cancelledSchedules: 1 });
+    expect(await adminJson(env, 'key', 'revoke', '--user', tenant.userId)).toEqual({ userId: tenant.userId, revoked: true, cancelledSchedules: 1, noticeAt: 'send time' });
     expect(await statusOf(tenant, ScheduleId, reader)).toBe('Cancelled');
     expect((await adminJson(env, 'schedule', 'list', '--org', tenant.organizationId)).schedules).toEqual([]);
     await sleep(when.at - Date.now() + 2_000);
@@ -93,7 +93,7 @@ describe('a schedule dies with its key', () => {
     const b = await schedule(tenant, left, when.text);
     const refused = await admin(env, 'schedule', 'cancel', '--org', stranger.organizationId, '--id', a.ScheduleId, '--json');
     expect(refused.code).toBe(3);
-    expect(await adminJson(env, 'schedule', 'cancel', '--org', tenant.organizationId, '--id', a.ScheduleId)).toEqual({ organizationId: tenant.organizationId, scheduleId: a.ScheduleId, status: 'Cancelled' });
+    expect(await adminJson(env, 'schedule', 'cancel', '--org', tenant.organizationId, '--id', a.ScheduleId)).toEqual({ organizationId: tenant.organizationId, scheduleId: a.ScheduleId, status: 'Cancelled', noticeAt: 'send time' });
     expect((await adminJson(env, 'schedule', 'list', '--org', tenant.organizationId)).schedules.map((s: { scheduleId: string }) => s.scheduleId)).toEqual([b.ScheduleId]);
     await sleep(when.at - Date.now() + 2_000);
     expect(await emailsWith(stopped)).toHaveLength(0);

@@ -21,11 +21,11 @@ import type { ScheduleTimer } from './timer';
 
 export interface CancelScheduleDependencies {
   readonly schedules: Pick<ScheduleStore, 'heads' | 'cancel'>;
-  /** Absent where no timer can be reached (the admin command line against the local stack): the timer then fires. */
+  /** Absent where no timer can be reached (the admin command line locally, or without the stack's schedule group): the timer then fires. */
   readonly timer: Pick<ScheduleTimer, 'disarm'> | undefined;
   /**
-   * Absent where no webhook queue can be reached (the admin command line against the local
-   * stack): the schedule is then marked as owing its `email.cancelled`, and its timer is left
+   * Absent where no webhook queue can be reached (the admin command line locally, or without the
+   * stack's webhook queue: infra/admin/cancelling.ts): the schedule is then marked as owing its `email.cancelled`, and its timer is left
    * armed to tell it when it fires (functions/scheduled/fire.ts).
    */
   readonly notices: ScheduleNotices | undefined;

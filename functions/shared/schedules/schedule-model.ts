@@ -47,8 +47,8 @@ export interface ScheduleHead {
   /** Scheduled with a test-mode key: at its time it goes through test mode too, never to Amazon SES. */
   readonly test?: true;
   /**
-   * Cancelled where no webhook queue could be reached (the admin command line against the local
-   * stack): its `email.cancelled` is still owed, and its timer, when it fires, tells it once.
+   * Cancelled where no webhook queue could be reached (the admin command line locally, or without
+   * the stack's webhook queue): its `email.cancelled` is still owed, and its timer, when it fires, tells it once.
    */
   readonly noticeOwed?: true;
 }

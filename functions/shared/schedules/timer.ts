@@ -56,13 +56,38 @@ export function parseWakeUp(body: string): ScheduleWakeUp | undefined {
   }
 }
 
+/**
+ * Deletes a schedule's one-time schedule from the group: all that cancelling needs of the timer,
+ * so the admin command line, which has the group's name and nothing else of the timer's settings,
+ * can do it too.
+ */
+export class ScheduleDisarmer implements Pick<ScheduleTimer, 'disarm'> {
+  constructor(
+    private readonly scheduler: SchedulerClient,
+    private readonly groupName: string,
+  ) {}
+
+  async disarm(scheduleId: string): Promise<void> {
+    try {
+      await this.scheduler.send(new DeleteScheduleCommand({ Name: scheduleName(scheduleId), GroupName: this.groupName }));
+    } catch (error) {
+      // Never made (a short delay went to the queue), or already run and deleted.
+      if (!(error instanceof ResourceNotFoundException)) throw error;
+    }
+  }
+}
+
 export class AwsScheduleTimer implements ScheduleTimer {
+  private readonly disarmer: ScheduleDisarmer;
+
   constructor(
     private readonly scheduler: SchedulerClient,
     private readonly sqs: SQSClient,
     private readonly config: SchedulerConfig,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.disarmer = new ScheduleDisarmer(scheduler, config.groupName);
+  }
 
   async arm(scheduleId: string, at: number, attempt = 0): Promise<void> {
     const body = JSON.stringify({ scheduleId } satisfies ScheduleWakeUp);
@@ -97,12 +122,7 @@ export class AwsScheduleTimer implements ScheduleTimer {
     }
   }
 
-  async disarm(scheduleId: string): Promise<void> {
-    try {
-      await this.scheduler.send(new DeleteScheduleCommand({ Name: scheduleName(scheduleId), GroupName: this.config.groupName }));
-    } catch (error) {
-      // Never made (a short delay went to the queue), or already run and deleted.
-      if (!(error instanceof ResourceNotFoundException)) throw error;
-    }
+  disarm(scheduleId: string): Promise<void> {
+    return this.disarmer.disarm(scheduleId);
   }
 }
