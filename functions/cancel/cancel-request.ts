@@ -21,7 +21,7 @@ import { validateCancelRequest } from './validation';
 
 export interface CancelDependencies {
   readonly access: AccessStore;
-  readonly schedules: Pick<ScheduleStore, 'heads' | 'cancel'>;
+  readonly schedules: Pick<ScheduleStore, 'heads' | 'cancel' | 'settleNotice'>;
   readonly timer: Pick<ScheduleTimer, 'disarm'>;
   readonly notices: ScheduleNotices | undefined;
   readonly logger: Logger;

@@ -39,7 +39,7 @@ async function schedule(scheduling: Harness['deps']['scheduling']): Promise<{ sc
   return { scheduleId: scheduled.body.Messages[0].ScheduleId as string, subject };
 }
 
-function setUp(cancelSchedules?: Pick<ScheduleStore, 'heads' | 'cancel'>, fireSchedules?: ScheduleStore) {
+function setUp(cancelSchedules?: Pick<ScheduleStore, 'heads' | 'cancel' | 'settleNotice'>, fireSchedules?: ScheduleStore) {
   const scheduling = { ...harness.deps.scheduling, timer };
   const store = scheduling.schedules;
   const cancel = createCancelHandler({ ...harness.deps, schedules: cancelSchedules ?? store, timer, notices: undefined, logger: silent, now: Date.now });
@@ -99,7 +99,7 @@ describe('cancel racing a firing', () => {
       let claimed!: () => void;
       const headsRead = new Promise<void>((resolve) => (read = resolve));
       const claim = new Promise<void>((resolve) => (claimed = resolve));
-      const cancelSchedules: Pick<ScheduleStore, 'heads' | 'cancel'> = {
+      const cancelSchedules: Pick<ScheduleStore, 'heads' | 'cancel' | 'settleNotice'> = {
         heads: async (ids) => {
           const heads = await store.heads(ids);
           read();
@@ -107,6 +107,7 @@ describe('cancel racing a firing', () => {
           return heads;
         },
         cancel: (...args) => store.cancel(...args),
+        settleNotice: (...args) => store.settleNotice(...args),
       };
       const fireSchedules = new Proxy(store, {
         get(target, name, receiver) {
@@ -122,4 +123,54 @@ describe('cancel racing a firing', () => {
       await expectAgreement(race, scheduleId, subject, status);
     }
   }, 60_000);
+});
+
+describe('a cancel whose email.cancelled cannot be queued', () => {
+  it('answers Cancelled, keeps the notice owed and the timer armed, and the firing tells it once', async () => {
+    const told: { status: string; scheduleId: string }[] = [];
+    const disarmed: string[] = [];
+    let queueUp = false;
+    const notices = {
+      notify: async (event: { status: string; scheduleId: string }) => {
+        if (!queueUp) throw new Error('the webhook queue is unreachable');
+        told.push({ status: event.status, scheduleId: event.scheduleId });
+      },
+    };
+    const keptTimer: ScheduleTimer = { arm: async () => undefined, disarm: async (id) => void disarmed.push(id) };
+    const scheduling = { ...harness.deps.scheduling, timer: keptTimer };
+    const store = scheduling.schedules;
+    const cancel = createCancelHandler({ ...harness.deps, schedules: store, timer: keptTimer, notices, logger: silent, now: Date.now });
+    const { scheduleId } = await schedule(scheduling);
+
+    const result = (await cancel(httpApiEvent({ path: CANCEL_PATH, headers: authorised(tenant), body: { OrganizationId: tenant.organizationId, ScheduleIds: [scheduleId] } }), lambdaContext())) as APIGatewayProxyStructuredResultV2;
+    expect(result.statusCode).toBe(200);
+    expect((JSON.parse(String(result.body)) as { Messages: { Status: string }[] }).Messages[0]!.Status).toBe('Cancelled');
+    // Not told, so not settled: the timer stays, owing the notice.
+    expect(told).toEqual([]);
+    expect(disarmed).toEqual([]);
+    expect((await store.load(scheduleId))?.head).toMatchObject({ state: 'Cancelled', noticeOwed: true });
+
+    queueUp = true;
+    const fire = () => fireSchedule(scheduleId, Date.now() + 20_000, { send: harness.deps, schedules: store, timer: keptTimer, notices, logger: silent, now: Date.now });
+    await fire();
+    await fire(); // a redelivered firing tells nothing more
+    expect(told).toEqual([{ status: 'Cancelled', scheduleId }]);
+  });
+
+  it('once queued, settles the debt and deletes the timer', async () => {
+    const told: string[] = [];
+    const disarmed: string[] = [];
+    const notices = { notify: async (event: { scheduleId: string }) => void told.push(event.scheduleId) };
+    const keptTimer: ScheduleTimer = { arm: async () => undefined, disarm: async (id) => void disarmed.push(id) };
+    const scheduling = { ...harness.deps.scheduling, timer: keptTimer };
+    const store = scheduling.schedules;
+    const cancel = createCancelHandler({ ...harness.deps, schedules: store, timer: keptTimer, notices, logger: silent, now: Date.now });
+    const { scheduleId } = await schedule(scheduling);
+    await cancel(httpApiEvent({ path: CANCEL_PATH, headers: authorised(tenant), body: { OrganizationId: tenant.organizationId, ScheduleIds: [scheduleId] } }), lambdaContext());
+    expect(told).toEqual([scheduleId]);
+    expect(disarmed).toEqual([scheduleId]);
+    const { head } = (await store.load(scheduleId))!;
+    expect(head.state).toBe('Cancelled');
+    expect(head.noticeOwed).toBeUndefined();
+  });
 });

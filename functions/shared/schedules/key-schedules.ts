@@ -20,7 +20,7 @@ import type { OrganizationSchedules, PendingEntry } from './organization-schedul
 import type { ScheduleTimer } from './timer';
 
 export interface CancelScheduleDependencies {
-  readonly schedules: Pick<ScheduleStore, 'heads' | 'cancel'>;
+  readonly schedules: Pick<ScheduleStore, 'heads' | 'cancel' | 'settleNotice'>;
   /** Absent where no timer can be reached (the admin command line locally, or without the stack's schedule group): the timer then fires. */
   readonly timer: Pick<ScheduleTimer, 'disarm'> | undefined;
   /**
@@ -33,16 +33,29 @@ export interface CancelScheduleDependencies {
   readonly warn: (message: string, details: Record<string, unknown>) => void;
 }
 
-/** Cancels a schedule still waiting: true when this call cancelled it (false: it was not waiting). */
+/**
+ * Cancels a schedule still waiting: true when this call cancelled it (false: it was not waiting).
+ *
+ * It is cancelled owing its `email.cancelled`, whoever cancels: until the notice is on the webhook
+ * queue, the schedule's own timer is its backstop (functions/scheduled/fire.ts tells an owed one,
+ * once, when it fires). So a notice that cannot be queued now is told late, never lost; once it is
+ * queued, the debt is settled and the timer deleted. (A timer firing in between tells it again,
+ * under the same webhook id, which a receiver takes as the same event.)
+ */
 export async function cancelSchedule(head: ScheduleHead, deps: CancelScheduleDependencies): Promise<boolean> {
   const now = deps.now();
-  const owed = deps.notices === undefined;
-  if (!(await deps.schedules.cancel(head.scheduleId, head.organizationId, now, owed))) return false;
-  if (owed) return true;
+  if (!(await deps.schedules.cancel(head.scheduleId, head.organizationId, now, true))) return false;
+  if (deps.notices === undefined) return true;
+  try {
+    await deps.notices.notify({ status: 'Cancelled', organizationId: head.organizationId, scheduleId: head.scheduleId, sendAt: head.sendAt, at: now, tags: head.tags });
+  } catch (error) {
+    deps.warn("could not queue a cancelled schedule's email.cancelled; its timer tells it at the schedule's time", { scheduleId: head.scheduleId, error });
+    return true;
+  }
+  await deps.schedules.settleNotice(head.scheduleId, now);
   await deps.timer?.disarm(head.scheduleId).catch((error: unknown) => {
     deps.warn("could not delete a cancelled schedule's timer; it will fire and do nothing", { scheduleId: head.scheduleId, error });
   });
-  await deps.notices?.notify({ status: 'Cancelled', organizationId: head.organizationId, scheduleId: head.scheduleId, sendAt: head.sendAt, at: now, tags: head.tags });
   return true;
 }
 
