@@ -49,10 +49,14 @@ const NO_TRACK = 'ses:no-track';
 const BODY_END = /<\/body\s*>/gi;
 
 const NAMED: Record<string, string> = { amp: '&', quot: '"', apos: "'", lt: '<', gt: '>' };
+/** A character reference other than a lower-case `&amp;`. */
+const OTHER_REFERENCE = /&(?!amp;)/;
 
 /** An attribute value as a browser reads it (the references that occur in URLs). */
 export function decodeAttribute(value: string): string {
   if (!value.includes('&')) return value.trim();
+  // The usual case, query strings: only `&amp;`, taken without a callback per reference.
+  if (!OTHER_REFERENCE.test(value)) return value.replaceAll('&amp;', '&').trim();
   return value
     .replace(/&(?:#(\d{1,7})|#x([0-9a-f]{1,6})|(amp|quot|apos|lt|gt));?/gi, (whole, dec: string | undefined, hex: string | undefined, name: string | undefined) => {
       if (name) return NAMED[name.toLowerCase()] ?? whole;

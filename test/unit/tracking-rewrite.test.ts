@@ -129,5 +129,9 @@ describe('rewriteHtml (the local SES front playing open and click tracking)', ()
   it('reads attribute values as a browser does', () => {
     expect(decodeAttribute(' https://a.example/?x=1&amp;y=&#50;&#x33;&quot;&unknown; ')).toBe('https://a.example/?x=1&y=23"&unknown;');
     expect(decodeAttribute('&#0;&#x110000;')).toBe('&#0;&#x110000;');
+    // The quick path for values whose only references are `&amp;`, beside its neighbours.
+    expect(decodeAttribute(' https://a.example/?a=1&amp;b=2&amp;amp;c ')).toBe('https://a.example/?a=1&b=2&amp;c');
+    expect(decodeAttribute('https://a.example/?a=1&AMP;b=2&amp;c=3')).toBe('https://a.example/?a=1&b=2&c=3');
+    expect(decodeAttribute('https://a.example/?a=1&ampb&amp;c')).toBe('https://a.example/?a=1&b&c');
   });
 });
