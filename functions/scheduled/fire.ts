@@ -77,8 +77,15 @@ export async function fireSchedule(scheduleId: string, deadline: number, deps: F
   const loaded = await deps.schedules.load(scheduleId);
   if (!loaded) return { kind: 'done', state: 'Unknown' };
   const { head, message } = loaded;
-  // Cancelled where no webhook queue could be reached: its timer tells `email.cancelled`, once (a redelivery finds it settled).
-  if (head.state === 'Cancelled' && head.noticeOwed && (await deps.schedules.settleNotice(scheduleId, now))) await tell(head, 'Cancelled', deps);
+  // Cancelled where no webhook queue could be reached: its timer tells `email.cancelled`, once (a
+  // redelivery finds it settled). Should the telling fail, the notice is owed again, for the
+  // redelivered wake-up to tell.
+  if (head.state === 'Cancelled' && head.noticeOwed && (await deps.schedules.settleNotice(scheduleId, now))) {
+    await tell(head, 'Cancelled', deps).catch(async (error: unknown) => {
+      await deps.schedules.oweNotice(scheduleId, now);
+      throw error;
+    });
+  }
   if (!message) return { kind: 'done', state: head.state };
 
   if (head.state === 'Scheduled' && head.dueAt > now + EARLY_MS) return wait(head, head.dueAt, head.attempts, deps);

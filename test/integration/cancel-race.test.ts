@@ -174,3 +174,30 @@ describe('a cancel whose email.cancelled cannot be queued', () => {
     expect(head.noticeOwed).toBeUndefined();
   });
 });
+
+describe('a firing whose owed email.cancelled cannot be queued', () => {
+  it('owes it again, and the redelivered firing tells it, once', async () => {
+    const told: string[] = [];
+    let queueUp = false;
+    const notices = {
+      notify: async (event: { scheduleId: string }) => {
+        if (!queueUp) throw new Error('the webhook queue is unreachable');
+        told.push(event.scheduleId);
+      },
+    };
+    const scheduling = { ...harness.deps.scheduling, timer };
+    const store = scheduling.schedules;
+    // Cancelled where no queue could be reached (the admin CLI without the stack's queue): owed.
+    const cancel = createCancelHandler({ ...harness.deps, schedules: store, timer, notices: undefined, logger: silent, now: Date.now });
+    const { scheduleId } = await schedule(scheduling);
+    await cancel(httpApiEvent({ path: CANCEL_PATH, headers: authorised(tenant), body: { OrganizationId: tenant.organizationId, ScheduleIds: [scheduleId] } }), lambdaContext());
+    const fire = () => fireSchedule(scheduleId, Date.now() + 20_000, { send: harness.deps, schedules: store, timer, notices, logger: silent, now: Date.now });
+
+    await expect(fire()).rejects.toThrow('the webhook queue is unreachable');
+    expect((await store.load(scheduleId))?.head.noticeOwed).toBe(true);
+    queueUp = true;
+    await fire();
+    await fire();
+    expect(told).toEqual([scheduleId]);
+  });
+});

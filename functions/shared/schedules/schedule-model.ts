@@ -98,6 +98,8 @@ export interface ScheduleStore {
   cancel(scheduleId: string, organizationId: string, now: number, noticeOwed?: boolean): Promise<boolean>;
   /** Takes the owed `email.cancelled` of a Cancelled schedule: true for exactly one caller, who then tells it. */
   settleNotice(scheduleId: string, now: number): Promise<boolean>;
+  /** Puts a taken notice back (its telling failed): the next wake-up tells it. */
+  oweNotice(scheduleId: string, now: number): Promise<boolean>;
   /** Every schedule not yet final, with when it is due (the local stack re-arms them on start). */
   pending(): Promise<{ readonly scheduleId: string; readonly dueAt: number }[]>;
 }

@@ -263,6 +263,10 @@ export class DynamoDbScheduleStore implements ScheduleStore {
     return this.update(scheduleId, 'updatedAt = :at', '#state = :cancelled AND noticeOwed = :owed', values, 'noticeOwed');
   }
 
+  oweNotice(scheduleId: string, now: number): Promise<boolean> {
+    return this.update(scheduleId, 'updatedAt = :at, noticeOwed = :owed', '#state = :cancelled', { ':cancelled': 'Cancelled', ':owed': true, ':at': new Date(now).toISOString() });
+  }
+
   async pending(): Promise<{ scheduleId: string; dueAt: number }[]> {
     const items = await scanAll(this.client, {
       TableName: this.tableName,
