@@ -17,6 +17,7 @@ import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { DynamoDbSendBudget } from '../../functions/shared/store/dynamodb-send-budget';
 import { ensureTable } from '../../infra/local/emulators';
 import { describeWithMoto, startMoto } from '../support/moto';
+import { countCommands } from '../support/command-counts';
 import type { Moto } from '../support/moto';
 
 const TABLE = 'email-send-api-budget-test';
@@ -29,14 +30,7 @@ describeWithMoto('DynamoDbSendBudget (moto_server)', () => {
   /** A document client on moto that counts the commands it sends, by name. */
   const countingClient = () => {
     const client = createDynamoDbClient({ region: moto.config.region, dynamodbEndpoint: moto.config.endpoint }, { credentials: moto.config.credentials });
-    const calls = new Map<string, number>();
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        calls.set(context.commandName!, (calls.get(context.commandName!) ?? 0) + 1);
-        return next(args);
-      },
-      { step: 'initialize', name: 'countCalls' },
-    );
+    const calls = countCommands(client);
     clients.push(client);
     return { client, calls };
   };

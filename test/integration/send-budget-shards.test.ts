@@ -17,6 +17,7 @@ import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { DynamoDbSendBudget } from '../../functions/shared/store/dynamodb-send-budget';
 import { itemKey } from '../../functions/shared/store/table';
 import type { Harness } from '../support/harness';
+import { countCommands } from '../support/command-counts';
 import { startHarness } from '../support/harness';
 import { fitsBucket } from '../support/bucket';
 
@@ -57,14 +58,7 @@ const ask = (now: number, overrides: Partial<RoundAsk> = {}): RoundAsk => ({
 /** A client that counts the DynamoDB commands it sends, by name (GetItemCommand, UpdateCommand's UpdateItemCommand …). */
 function countingClient(): { client: DynamoDBDocumentClient; calls: Map<string, number> } {
   const counted = createDynamoDbClient(h.config);
-  const calls = new Map<string, number>();
-  counted.middlewareStack.add(
-    (next, context) => async (args) => {
-      calls.set(context.commandName!, (calls.get(context.commandName!) ?? 0) + 1);
-      return next(args);
-    },
-    { step: 'initialize', name: 'countCalls' },
-  );
+  const calls = countCommands(counted);
   return { client: counted, calls };
 }
 const item = async (shard?: number) => (await client.send(new GetCommand({ TableName: h.config.tableName, Key: itemKey.sendBudget(shard), ConsistentRead: true }))).Item;

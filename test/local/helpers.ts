@@ -22,6 +22,11 @@ export interface TestStack extends LocalStack {
   readonly logs: string[];
 }
 
+/** A second instance of `first`'s deployment: the same table and the same SES endpoint (so the same rate gate). */
+export function startSecondInstance(first: TestStack, options: LocalStackOptions = {}): Promise<TestStack> {
+  return startTestStack({ dynamodbEndpoint: first.dynamodbEndpoint, sesEndpoint: first.sesUrl, tableName: first.tableName, ...options });
+}
+
 export async function startTestStack(options: LocalStackOptions = {}): Promise<TestStack> {
   const logs: string[] = [];
   const stack = await startLocalStack({

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { RateGateStats } from '../../infra/local/ses-rate-gate';
 import type { Tenant, TestStack } from './helpers';
-import { admin, adminEnv, adminJson, clearEmails, provisionTenant, send, sentEmails, startTestStack } from './helpers';
+import { admin, adminEnv, adminJson, clearEmails, provisionTenant, send, sentEmails, startSecondInstance, startTestStack } from './helpers';
 
 const RATE = 10;
 
@@ -30,7 +30,7 @@ describe('fair share of the account rate, across two instances', () => {
 
   beforeAll(async () => {
     first = await startTestStack({ sesMaxSendRate: RATE });
-    second = await startTestStack({ dynamodbEndpoint: first.dynamodbEndpoint, sesEndpoint: first.sesUrl, tableName: first.tableName });
+    second = await startSecondInstance(first);
     newcomer = await provisionTenant(adminEnv(first));
   }, 60_000);
   afterAll(async () => {

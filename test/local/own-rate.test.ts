@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Tenant, TestStack } from './helpers';
-import { adminEnv, adminJson, clearEmails, provisionTenant, send, sentEmails, startTestStack } from './helpers';
+import { adminEnv, adminJson, clearEmails, provisionTenant, send, sentEmails, startSecondInstance, startTestStack } from './helpers';
 
 const ACCOUNT_RATE = 20;
 
@@ -34,7 +34,7 @@ describe("an Organization's own rate on an idle account, one instance and two", 
 
   beforeAll(async () => {
     first = await startTestStack({ sesMaxSendRate: ACCOUNT_RATE });
-    second = await startTestStack({ dynamodbEndpoint: first.dynamodbEndpoint, sesEndpoint: first.sesUrl, tableName: first.tableName });
+    second = await startSecondInstance(first);
     env = adminEnv(first);
     tenant = await provisionTenant(env);
   }, 60_000);

@@ -15,7 +15,7 @@ import { shardCount } from '../../functions/shared/domain/budget-shards';
 import { itemKey } from '../../functions/shared/store/table';
 import type { RateGateStats } from '../../infra/local/ses-rate-gate';
 import type { TestStack } from './helpers';
-import { clearEmails, send, sentEmails, startTestStack } from './helpers';
+import { clearEmails, send, sentEmails, startSecondInstance, startTestStack } from './helpers';
 
 const RATE = 150;
 
@@ -41,7 +41,7 @@ describe('a split send budget on two instances', () => {
   beforeAll(async () => {
     first = await startTestStack({ sesMaxSendRate: RATE });
     // The second learns the rate from GetAccount, through the same gate.
-    second = await startTestStack({ dynamodbEndpoint: first.dynamodbEndpoint, sesEndpoint: first.sesUrl, tableName: first.tableName });
+    second = await startSecondInstance(first);
   }, 60_000);
   afterAll(async () => {
     await second?.stop();

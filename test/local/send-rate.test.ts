@@ -9,7 +9,7 @@ import { startSesEmulator } from '../../infra/local/emulators';
 import type { RateGateStats, RunningRateGate } from '../../infra/local/ses-rate-gate';
 import { startRateGate } from '../../infra/local/ses-rate-gate';
 import type { TestStack } from './helpers';
-import { clearEmails, send, sentEmails, startTestStack } from './helpers';
+import { clearEmails, send, sentEmails, startSecondInstance, startTestStack } from './helpers';
 
 const RATE = 10;
 
@@ -80,7 +80,7 @@ describe('a local stack with SES_MAX_SEND_RATE', () => {
     // The rate is the gate's; the service is not told it and must learn it from GetAccount.
     first = await startTestStack({ sesMaxSendRate: RATE });
     // A second instance of the same deployment: the same table and the same SES endpoint.
-    second = await startTestStack({ dynamodbEndpoint: first.dynamodbEndpoint, sesEndpoint: first.sesUrl, tableName: first.tableName });
+    second = await startSecondInstance(first);
   }, 60_000);
   afterAll(async () => {
     await second?.stop();

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { resolveMessageTracking } from '../../functions/send/tracking';
 import { validateSendRequest } from '../../functions/send/validation';
-import { ValidationProblem } from '../../functions/shared/http/problems';
+import { problemsOf as problemsIn } from '../support/send-validation';
 import { markNoTrack } from '../../functions/shared/mail/no-track';
 import type { OutgoingEmail } from '../../functions/shared/mail/ports';
 import { toSendEmailRequest } from '../../functions/shared/mail/ses-message';
@@ -13,15 +13,7 @@ const ORG = '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10';
 const limits = { maxMessages: 100 };
 const msg = (overrides: Record<string, unknown> = {}) => ({ To: ['a@example.org'], From: 'noreply@example.com', Subject: 'Hi', HtmlContent: '<p>x</p>', ...overrides });
 
-function problemsOf(body: unknown): { pointer: string; detail: string }[] {
-  try {
-    validateSendRequest(body, limits);
-  } catch (error) {
-    if (error instanceof ValidationProblem) return [...(error.errors ?? [])];
-    throw error;
-  }
-  throw new Error('expected a ValidationProblem');
-}
+const problemsOf = (body: unknown) => problemsIn(body, limits);
 
 describe('Tracking on a message', () => {
   it.each([

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { validateSendRequest } from '../../functions/send/validation';
 import { ValidationProblem } from '../../functions/shared/http/problems';
+import { problemsOf as problemsIn } from '../support/send-validation';
 
 const ORG = '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10';
 const limits = { maxMessages: 100 };
@@ -12,15 +13,7 @@ const msg = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
-function problemsOf(body: unknown): { pointer: string; detail: string }[] {
-  try {
-    validateSendRequest(body, limits);
-  } catch (error) {
-    if (error instanceof ValidationProblem) return [...(error.errors ?? [])];
-    throw error;
-  }
-  throw new Error('expected a ValidationProblem');
-}
+const problemsOf = (body: unknown) => problemsIn(body, limits);
 
 const pointers = (body: unknown) => problemsOf(body).map((p) => p.pointer);
 
