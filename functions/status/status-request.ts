@@ -29,7 +29,7 @@ export interface StatusDependencies {
 }
 
 /** Opens and clicks as the status answer tells them (CONTRACT section 17 item 4); they never change `Status`. */
-export function engagementView(engagement: Pick<Engagement, 'opens' | 'firstOpenedAt' | 'clicks'>) {
+function engagementView(engagement: Pick<Engagement, 'opens' | 'firstOpenedAt' | 'clicks'>) {
   return { Opens: engagement.opens, FirstOpenedAt: engagement.firstOpenedAt ?? null, Clicks: engagement.clicks.map((click) => ({ Url: click.url, At: click.at })) };
 }
 

@@ -15,7 +15,7 @@
 import type { Stack } from 'aws-cdk-lib';
 import { ConfigurationSet, EmailSendingEvent, HttpsPolicy, SuppressionReasons } from 'aws-cdk-lib/aws-ses';
 import type { ConfigurationSetProps } from 'aws-cdk-lib/aws-ses';
-import { trackedConfigurationSets } from '../../functions/shared/mail/tracking';
+import { COMBINATIONS, trackedConfigurationSets } from '../../functions/shared/mail/tracking';
 import type { Tracking } from '../../functions/shared/mail/tracking';
 import type { StackSettings } from './settings';
 
@@ -32,9 +32,9 @@ export interface ConfigurationSets {
 }
 
 const TRACKED = [
-  { key: 'opens', id: 'TrackOpensConfigurationSet', tracking: { opens: true, clicks: false } },
-  { key: 'clicks', id: 'TrackClicksConfigurationSet', tracking: { opens: false, clicks: true } },
-  { key: 'both', id: 'TrackOpensClicksConfigurationSet', tracking: { opens: true, clicks: true } },
+  { key: 'opens', id: 'TrackOpensConfigurationSet', tracking: COMBINATIONS.opens },
+  { key: 'clicks', id: 'TrackClicksConfigurationSet', tracking: COMBINATIONS.clicks },
+  { key: 'both', id: 'TrackOpensClicksConfigurationSet', tracking: COMBINATIONS.both },
 ] as const;
 
 export function addConfigurationSets(stack: Stack, settings: StackSettings): ConfigurationSets {

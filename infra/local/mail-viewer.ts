@@ -18,7 +18,7 @@
  */
 import libmime from 'libmime';
 import { SERVICE_TAGS, TEMPLATE_TAGS } from '../../functions/shared/mail/ses-message';
-import { trackingOfConfigurationSet } from '../../functions/shared/mail/tracking';
+import { isTracked, trackingOfConfigurationSet } from '../../functions/shared/mail/tracking';
 import type { Tracking } from '../../functions/shared/mail/tracking';
 
 type Json = Record<string, any>;
@@ -105,7 +105,7 @@ export function createMailViewer(): MailViewer {
       const template = tagValue(TEMPLATE_TAGS.name);
       const tracking = trackingOfConfigurationSet(typeof body.ConfigurationSetName === 'string' ? body.ConfigurationSetName : undefined);
       extras.set(messageId, {
-        ...((tracking.opens || tracking.clicks) && { tracking }),
+        ...(isTracked(tracking) && { tracking }),
         tags,
         ...(typeof template === 'string' && { template: { name: template, version: Number(tagValue(TEMPLATE_TAGS.version)) } }),
         ...(mime !== undefined && { headers: customHeadersOf(mime), bcc: body.Destination?.BccAddresses ?? [] }),

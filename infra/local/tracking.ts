@@ -32,13 +32,13 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { engagementEvent } from '../../functions/shared/delivery/mailbox-simulator';
 import type { Engagement, SimulatedSend } from '../../functions/shared/delivery/mailbox-simulator';
-import { trackingOfConfigurationSet } from '../../functions/shared/mail/tracking';
+import { isTracked, trackingOfConfigurationSet } from '../../functions/shared/mail/tracking';
 import type { Tracking } from '../../functions/shared/mail/tracking';
 import { simulatedSendOf } from './mailbox-simulator';
 import { rewriteMimeHtml } from './tracking-mime';
 import { rewriteHtml } from './tracking-rewrite';
 
-export const TRACKING_PATH = '/track/';
+const TRACKING_PATH = '/track/';
 /** A transparent 1x1 GIF, the smallest image every mail client shows. */
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 /** Tracked messages remembered (then the oldest's URLs answer 404, as an unknown one does). */
@@ -55,8 +55,6 @@ function configurationSetIn(body: Buffer): string | undefined {
   const end = body.indexOf(0x22, at + SET_KEY.length);
   return end === -1 ? undefined : body.toString('utf8', at + SET_KEY.length, end);
 }
-
-const tracked = (tracking: Tracking) => tracking.opens || tracking.clicks;
 
 type Json = Record<string, any>;
 
@@ -128,7 +126,7 @@ export function createTracker(options: TrackerOptions): Tracker {
 
   return {
     prepare(body) {
-      if (!tracked(trackingOfConfigurationSet(configurationSetIn(body)))) return undefined;
+      if (!isTracked(trackingOfConfigurationSet(configurationSetIn(body)))) return undefined;
       let request: Json;
       try {
         request = JSON.parse(body.toString('utf8')) as Json;
@@ -138,7 +136,7 @@ export function createTracker(options: TrackerOptions): Tracker {
       const tracking = trackingOfConfigurationSet(typeof request.ConfigurationSetName === 'string' ? request.ConfigurationSetName : undefined);
       const html = request.Content?.Simple?.Body?.Html;
       const raw = request.Content?.Raw;
-      if (!tracked(tracking) || (typeof html?.Data !== 'string' && typeof raw?.Data !== 'string')) return undefined;
+      if (!isTracked(tracking) || (typeof html?.Data !== 'string' && typeof raw?.Data !== 'string')) return undefined;
       const id = randomBytes(16).toString('base64url');
       const signed = `${id}/${sign(id)}`;
       const origin = `${options.origin()}${TRACKING_PATH}`;

@@ -18,7 +18,14 @@ export interface Tracking {
 export const NO_TRACKING: Tracking = { opens: false, clicks: false };
 
 const SUFFIXES = { opens: 'track-opens', clicks: 'track-clicks', both: 'track-opens-clicks' } as const;
-type Combination = keyof typeof SUFFIXES;
+export type Combination = keyof typeof SUFFIXES;
+
+/** What each tracked set tracks. */
+export const COMBINATIONS: Readonly<Record<Combination, Tracking>> = {
+  opens: { opens: true, clicks: false },
+  clicks: { opens: false, clicks: true },
+  both: { opens: true, clicks: true },
+};
 
 const combination = (tracking: Tracking): Combination | undefined =>
   tracking.opens && tracking.clicks ? 'both' : tracking.opens ? 'opens' : tracking.clicks ? 'clicks' : undefined;
@@ -41,11 +48,9 @@ export function trackedConfigurationSets(base: string | undefined): Record<Combi
 
 /** What a configuration set name says about tracking (the local SES front's question): none for any other name. */
 export function trackingOfConfigurationSet(name: string | undefined): Tracking {
-  const suffix = name === undefined ? undefined : /(?:^|-)(track-opens-clicks|track-opens|track-clicks)$/.exec(name)?.[1];
-  if (suffix === SUFFIXES.both) return { opens: true, clicks: true };
-  if (suffix === SUFFIXES.opens) return { opens: true, clicks: false };
-  if (suffix === SUFFIXES.clicks) return { opens: false, clicks: true };
-  return NO_TRACKING;
+  if (name === undefined) return NO_TRACKING;
+  const which = (Object.keys(SUFFIXES) as Combination[]).find((key) => name === SUFFIXES[key] || name.endsWith(`-${SUFFIXES[key]}`));
+  return which ? COMBINATIONS[which] : NO_TRACKING;
 }
 
 /** What a message's `Tracking` asks for: a switch it leaves out is the Organization's default. */

@@ -52,7 +52,16 @@ export async function cancelSchedule(head: ScheduleHead, deps: CancelScheduleDep
     deps.warn("could not queue a cancelled schedule's email.cancelled; its timer tells it at the schedule's time", { scheduleId: head.scheduleId, error });
     return true;
   }
-  await deps.schedules.settleNotice(head.scheduleId, now);
+  // Told: what is left is tidying. Should the debt not be settled, the armed timer settles it
+  // (telling again under the same webhook id), so neither step fails a cancel that happened.
+  const settled = await deps.schedules.settleNotice(head.scheduleId, now).then(
+    () => true,
+    (error: unknown) => {
+      deps.warn("could not settle a cancelled schedule's told notice; its timer tells it again", { scheduleId: head.scheduleId, error });
+      return false;
+    },
+  );
+  if (!settled) return true;
   await deps.timer?.disarm(head.scheduleId).catch((error: unknown) => {
     deps.warn("could not delete a cancelled schedule's timer; it will fire and do nothing", { scheduleId: head.scheduleId, error });
   });

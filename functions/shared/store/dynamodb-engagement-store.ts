@@ -27,7 +27,7 @@ import { itemKey } from './table';
 /** The status answer lists the first 100 clicks; no more are kept. */
 export const MAX_CLICKS = 100;
 /** Longer links are kept cut to this (browsers and SES's own redirect limit them to a few thousand). */
-export const MAX_URL_LENGTH = 2_000;
+const MAX_URL_LENGTH = 2_000;
 
 export interface Click {
   readonly url: string;

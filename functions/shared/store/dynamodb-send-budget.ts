@@ -130,7 +130,16 @@ export class DynamoDbSendBudget implements SendBudget {
   }
 
   private look(shard: Shard): Promise<Seen> {
-    const reading = this.reading.get(shard) ?? this.read(shard).finally(() => this.reading.delete(shard));
+    // Kept as seen, so the booking that follows writes on it instead of reading it again (unless a
+    // write meanwhile left a newer view).
+    const reading =
+      this.reading.get(shard) ??
+      this.read(shard)
+        .then((seen) => {
+          if (!this.seen.has(shard)) this.seen.set(shard, seen);
+          return seen;
+        })
+        .finally(() => this.reading.delete(shard));
     this.reading.set(shard, reading);
     return reading;
   }

@@ -19,7 +19,7 @@ export const WEBHOOK_EVENT_TYPES: Record<DeliveryStatus, string> = {
 };
 
 /** Opens and clicks (CONTRACT section 17): they move no status, so they are named by the event itself. */
-export const ENGAGEMENT_WEBHOOK_TYPES: Record<EngagementEventType, string> = { Open: 'email.opened', Click: 'email.clicked' };
+const ENGAGEMENT_WEBHOOK_TYPES: Record<EngagementEventType, string> = { Open: 'email.opened', Click: 'email.clicked' };
 
 /** One delivery to make: queued by the events function, made (and retried) by the delivery function. */
 export interface WebhookJob {
