@@ -12,6 +12,7 @@ import { pauseOrganization } from '../shared/reputation/pause-organization';
 import type { ClientOptions } from '../shared/runtime/clients';
 import { createDynamoDbClient, createSesClient } from '../shared/runtime/clients';
 import type { Config } from '../shared/runtime/config';
+import { deferred } from '../shared/runtime/deferred';
 import { createLogger, createMetrics } from '../shared/runtime/observability';
 import type { LocalParts } from '../shared/schedules/dependencies';
 import { createSchedulingDependencies } from '../shared/schedules/dependencies';
@@ -37,22 +38,12 @@ const NO_EVENTS: EventSink = { publish: async () => undefined };
  * it in a cold start. Its events go to the events queue in AWS, to the local stack's own locally.
  */
 function lazyTestMailer(config: Config, clients: ClientOptions, localEvents: EventSink | undefined): Mailer {
-  let made: Promise<Mailer> | undefined;
-  const make = async (): Promise<Mailer> => {
+  return deferred<Mailer>(async () => {
     const { SqsEventSink, TestMailer } = await import('../shared/mail/test-mailer');
     const queueUrl = config.sesEventsQueueUrl;
     const sink = localEvents ?? (queueUrl ? new SqsEventSink((await import('../shared/runtime/queue-clients')).createSqsClient(config, clients), queueUrl) : NO_EVENTS);
     return new TestMailer(sink, { region: config.region, configurationSet: config.sesConfigurationSet });
-  };
-  return {
-    send: async (email, signal) => {
-      made ??= make().catch((error: unknown) => {
-        made = undefined;
-        throw error;
-      });
-      return (await made).send(email, signal);
-    },
-  };
+  }, { send: true });
 }
 
 /**

@@ -6,10 +6,9 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { ClientOptions } from '../runtime/clients';
 import type { Config } from '../runtime/config';
-import type { WebhookJob } from '../webhooks/payload';
+import { deferred, once } from '../runtime/deferred';
 import type { EventSink } from '../mail/test-mailer';
 import type { WebhookOutbox } from '../webhooks/queue';
 import { DynamoDbWebhookStore } from '../webhooks/webhook-store';
@@ -49,41 +48,19 @@ export function createSchedulingDependencies(config: SchedulingConfig, dynamoDb:
   // start-up: most sends make neither, and every instance would pay for them in its cold start.
   const sqs = once(async () => (await import('../runtime/queue-clients')).createSqsClient(config, clients));
   const webhookQueueUrl = config.webhookQueueUrl;
-  const outbox = local.outbox ?? (webhookQueueUrl ? lazyOutbox(sqs, webhookQueueUrl) : undefined);
+  const outbox = local.outbox ?? (webhookQueueUrl ? deferred<WebhookOutbox>(async () => new (await import('../webhooks/queue')).SqsWebhookQueue(await sqs(), webhookQueueUrl), { enqueue: true }) : undefined);
   const scheduler = config.scheduler;
   const timer =
     local.timer ??
     (scheduler
-      ? lazyTimer(async () => {
+      ? deferred<ScheduleTimer>(async () => {
           const [{ createSchedulerClient }, { AwsScheduleTimer }] = await Promise.all([import('../runtime/queue-clients'), import('./timer')]);
           return new AwsScheduleTimer(createSchedulerClient(config, clients), await sqs(), scheduler);
-        })
+        }, { arm: true, disarm: true })
       : NO_TIMER);
   return {
     schedules: new DynamoDbScheduleStore(dynamoDb, config.tableName),
     timer,
     notices: outbox && new WebhookScheduleNotices(new DynamoDbWebhookStore(dynamoDb, config.tableName), outbox, logger),
   };
-}
-
-/** `make` once, when first asked; a failure is not kept, so the next call tries again. */
-function once<T>(make: () => Promise<T>): () => Promise<T> {
-  let made: Promise<T> | undefined;
-  return () => (made ??= make().catch((error: unknown) => {
-    made = undefined;
-    throw error;
-  }));
-}
-
-function lazyTimer(make: () => Promise<ScheduleTimer>): ScheduleTimer {
-  const timer = once(make);
-  return {
-    arm: async (scheduleId, at, attempt) => (await timer()).arm(scheduleId, at, attempt),
-    disarm: async (scheduleId) => (await timer()).disarm(scheduleId),
-  };
-}
-
-function lazyOutbox(sqs: () => Promise<SQSClient>, queueUrl: string): WebhookOutbox {
-  const queue = once(async () => new (await import('../webhooks/queue')).SqsWebhookQueue(await sqs(), queueUrl));
-  return { enqueue: async (job: WebhookJob) => (await queue()).enqueue(job) };
 }
