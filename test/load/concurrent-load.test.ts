@@ -21,7 +21,12 @@ const MESSAGES_PER_REQUEST = 5;
 interface Outcome {
   status: number;
   sent: string[];
+  /** A 5xx answer's problem, so that a failure shows it. */
+  problem?: unknown;
 }
+
+/** What a failed assertion should show of an answer: its status and, for a problem, its title and detail. */
+const answered = ({ status, json, replayed }: { status: number; json: any; replayed: boolean }) => ({ status, replayed, ...(status >= 300 && { title: json?.title, detail: json?.detail }) });
 
 async function post(body: unknown, extra: Record<string, string> = {}): Promise<{ status: number; json: any; replayed: boolean }> {
   const response = await fetch(stack.sendUrl, {
@@ -58,27 +63,28 @@ describe('the local stack under concurrent load', () => {
           const kind = r % 4;
           if (kind === 3) {
             // A bad request: refused whole, nothing sent.
-            const { status } = await post(batch(tag, false));
-            outcomes.push({ status, sent: [] });
+            const { status, json } = await post(batch(tag, false));
+            outcomes.push({ status, sent: [], ...(status >= 500 && { problem: json }) });
           } else if (kind === 2) {
             // An idempotent request retried at once, as a client would after a lost response.
             const key = randomUUID();
             const pair = await Promise.all([post(batch(tag), { 'idempotency-key': key }), post(batch(tag), { 'idempotency-key': key })]);
             // Exactly one of the two runs; the other replays its results or is told to wait (409).
             const ran = pair.filter((p) => p.status === 200 && !p.replayed);
-            expect(ran).toHaveLength(1);
-            for (const p of pair) outcomes.push({ status: p.status, sent: p === ran[0] ? subjectsOf(p.json, tag) : [] });
+            // Each answer's status and problem beside the count, so a failure says what was answered.
+            expect({ ran: ran.length, answers: pair.map(answered) }).toEqual({ ran: 1, answers: expect.anything() });
+            for (const p of pair) outcomes.push({ status: p.status, sent: p === ran[0] ? subjectsOf(p.json, tag) : [], ...(p.status >= 500 && { problem: p.json }) });
             for (const p of pair.filter((q) => q.replayed)) expect(p.json).toEqual(ran[0]!.json);
           } else {
             const { status, json } = await post(batch(tag));
-            outcomes.push({ status, sent: status < 300 ? subjectsOf(json, tag) : [] });
+            outcomes.push({ status, sent: status < 300 ? subjectsOf(json, tag) : [], ...(status >= 500 && { problem: json }) });
           }
         }
       }),
     );
 
     const statuses = outcomes.map((o) => o.status);
-    expect(statuses.filter((s) => s >= 500)).toEqual([]);
+    expect(outcomes.filter((o) => o.status >= 500)).toEqual([]);
     expect(statuses.every((s) => [200, 400, 409].includes(s))).toBe(true);
     const reportedSent = outcomes.flatMap((o) => o.sent);
     const emails = await sentEmails(stack.sesUrl);
