@@ -3,11 +3,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { hashApiKey, isWellFormedApiKey } from '../../functions/shared/domain/api-keys';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { DynamoDbAccessStore } from '../../functions/shared/store/dynamodb-access-store';
 import { DynamoDbKeyStore } from '../../functions/shared/store/dynamodb-key-store';
 import { InvalidArgumentError, RecordConflictError, RecordNotFoundError } from '../../infra/admin/admin-store';
+import { OrganizationTrackingStore } from '../../infra/admin/tracking-store';
 import { itemKey } from '../../functions/shared/store/table';
 import type { Harness } from '../support/harness';
 import { startHarness } from '../support/harness';
@@ -131,5 +133,49 @@ describe('DynamoDbKeyStore.findUserByEmail (the settings API\'s sign-in match)',
     await h.admin.createUser({ email: `${local}@example.net` });
     expect(await keys().findUserByEmail(`\u212A${local.slice(1)}@example.net`)).toBeUndefined();
     expect(await keys().findUserByEmail(`\u212A${local.slice(1).toUpperCase()}@EXAMPLE.NET`)).toBeUndefined();
+  });
+});
+
+describe('OrganizationTrackingStore (org tracking)', () => {
+  /**
+   * A client whose first `reads` GetItems each wait until all of them have been asked: the two
+   * operators below both read the default before either writes, the interleaving that loses an
+   * update to an unconditioned write.
+   */
+  function readingTogether(reads: number): DynamoDBDocumentClient {
+    const client = createDynamoDbClient(h.config);
+    let arrived = 0;
+    let release!: () => void;
+    const together = new Promise<void>((resolve) => (release = resolve));
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'GetItemCommand' && arrived < reads) {
+          if (++arrived === reads) release();
+          await together;
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'readTogether' },
+    );
+    return client;
+  }
+
+  it('keeps both of two changes made at the same moment: opens by one operator, clicks by another', async () => {
+    const org = await h.admin.createOrganization({ name: 'Tracked' });
+    const client = readingTogether(2);
+    const [first, second] = [new OrganizationTrackingStore(client, h.config.tableName), new OrganizationTrackingStore(client, h.config.tableName)];
+    await Promise.all([first.set(org.id, { opens: true }), second.set(org.id, { clicks: true })]);
+    expect(await first.get(org.id)).toEqual({ opens: true, clicks: true });
+
+    // Once set, the same holds for a change of each switch against a stored default.
+    const again = readingTogether(2);
+    await Promise.all([new OrganizationTrackingStore(again, h.config.tableName).set(org.id, { opens: false }), new OrganizationTrackingStore(again, h.config.tableName).set(org.id, { clicks: false })]);
+    expect(await first.get(org.id)).toEqual({ opens: false, clicks: false });
+  });
+
+  it('refuses an Organization that does not exist, whether setting or reading', async () => {
+    const store = new OrganizationTrackingStore(createDynamoDbClient(h.config), h.config.tableName);
+    await expect(store.set('7c9e6679-7425-40de-944b-e07fc1f90ae7', { opens: true })).rejects.toBeInstanceOf(RecordNotFoundError);
+    await expect(store.get('7c9e6679-7425-40de-944b-e07fc1f90ae7')).rejects.toBeInstanceOf(RecordNotFoundError);
   });
 });
