@@ -18,6 +18,7 @@
  */
 import libmime from 'libmime';
 import { SERVICE_TAGS, TEMPLATE_TAGS } from '../../functions/shared/mail/ses-message';
+import { readTemplateReference } from '../../functions/shared/templates/template-rules';
 import { isTracked, trackingOfConfigurationSet } from '../../functions/shared/mail/tracking';
 import type { Tracking } from '../../functions/shared/mail/tracking';
 
@@ -102,12 +103,12 @@ export function createMailViewer(): MailViewer {
       const mime = typeof raw === 'string' ? Buffer.from(raw, 'base64').toString('utf8') : undefined;
       // The template version it was rendered from (CONTRACT section 14), from the service's own tags.
       const tagValue = (name: string) => (Array.isArray(body.EmailTags) ? body.EmailTags : []).find((tag: Json) => tag?.Name === name)?.Value;
-      const template = tagValue(TEMPLATE_TAGS.name);
+      const template = readTemplateReference({ name: tagValue(TEMPLATE_TAGS.name), version: tagValue(TEMPLATE_TAGS.version) });
       const tracking = trackingOfConfigurationSet(typeof body.ConfigurationSetName === 'string' ? body.ConfigurationSetName : undefined);
       extras.set(messageId, {
         ...(isTracked(tracking) && { tracking }),
         tags,
-        ...(typeof template === 'string' && { template: { name: template, version: Number(tagValue(TEMPLATE_TAGS.version)) } }),
+        ...(template && { template }),
         ...(mime !== undefined && { headers: customHeadersOf(mime), bcc: body.Destination?.BccAddresses ?? [] }),
       });
       if (extras.size > KEPT) extras.delete(extras.keys().next().value as string);

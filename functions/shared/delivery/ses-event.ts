@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { isTestMessageId } from '../domain/test-mode';
 import { ORGANIZATION_TAG, SERVICE_TAGS, TEMPLATE_TAGS } from '../mail/ses-message';
 import type { TemplateReference } from '../templates/template-rules';
+import { readTemplateReference } from '../templates/template-rules';
 import type { DeliveryStatus, RecipientState } from './recipient-state';
 
 /** SES's `eventType` values the service records (subscription events are not). */
@@ -122,9 +123,8 @@ function clientTagsOf(mail: Json): Record<string, string> {
 }
 
 function templateOf(mail: Json): { template?: TemplateReference } {
-  const name = tagOf(mail, TEMPLATE_TAGS.name);
-  const version = Number(tagOf(mail, TEMPLATE_TAGS.version));
-  return name && Number.isInteger(version) && version >= 1 ? { template: { name, version } } : {};
+  const template = readTemplateReference({ name: tagOf(mail, TEMPLATE_TAGS.name), version: tagOf(mail, TEMPLATE_TAGS.version) });
+  return template ? { template } : {};
 }
 
 interface Reading {

@@ -58,11 +58,16 @@ export interface TemplateReference {
   readonly version: number;
 }
 
-/** A stored `{ name, version }`, or undefined when the value is not one. */
+/**
+ * A `{ name, version }` as stored on a status item or carried in a message's tags (the version
+ * may be a string there), or undefined when the value is not one: a template name, and a version
+ * from 1. The one reading of a template reference, wherever it comes from.
+ */
 export function readTemplateReference(value: unknown): TemplateReference | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { name, version } = value as Record<string, unknown>;
-  return typeof name === 'string' && TEMPLATE_NAME.test(name) && Number.isInteger(Number(version)) ? { name, version: Number(version) } : undefined;
+  const number = typeof version === 'number' || typeof version === 'string' ? Number(version) : NaN;
+  return typeof name === 'string' && TEMPLATE_NAME.test(name) && Number.isInteger(number) && number >= 1 ? { name, version: number } : undefined;
 }
 
 /** A template reference as the status answer and webhooks show it. */
