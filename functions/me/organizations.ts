@@ -1,13 +1,14 @@
 /**
  * The signed-in user's Organizations as the settings page shows them: name and id, the limits
- * the operator set (domain/org-limits.ts, read from the Organization item the membership check
- * reads anyway) and today's use of the daily quota (store/dynamodb-daily-usage.ts). Also the one
+ * and default tracking the operator set (domain/org-limits.ts, mail/tracking.ts, read from the
+ * Organization item the membership check reads anyway) and today's use of the daily quota (store/dynamodb-daily-usage.ts). Also the one
  * membership rule of every `/v1.2/me` endpoint that names an Organization: a member's only,
  * and an unknown Organization answers exactly as another's does (403).
  */
 import type { OrganizationLimits } from '../shared/domain/org-limits';
 import { utcDay } from '../shared/domain/org-limits';
 import type { Pause } from '../shared/domain/reputation';
+import type { Tracking } from '../shared/mail/tracking';
 import { reputationView, summarise } from '../shared/domain/reputation';
 import { OrganizationForbiddenProblem } from '../shared/http/problems';
 import type { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
@@ -18,6 +19,8 @@ export interface MemberOrganization {
   readonly id: string;
   readonly name: string;
   readonly limits: OrganizationLimits;
+  /** Its default open and click tracking, for messages that do not give `Tracking` (`org tracking`). */
+  readonly tracking: Tracking;
   readonly paused: Pause | undefined;
 }
 
@@ -28,6 +31,8 @@ export interface OrganizationView {
   readonly Limits: { readonly Rate: number | null; readonly Daily: number | null; readonly Weight: number };
   /** Recipients sent today (UTC), against `Limits.Daily`. */
   readonly SentToday: number;
+  /** What a message that does not give `Tracking` is tracked for (CONTRACT section 17). */
+  readonly Tracking: { readonly Opens: boolean; readonly Clicks: boolean };
   /** Its bounce and complaint rates over 7 days, and whether (since when, why) it is paused. */
   readonly Reputation: ReturnType<typeof reputationView>;
 }
@@ -68,11 +73,12 @@ export async function organizationViews(
       member.length === 0 ? new Map<string, never>() : reputations.readMany(member.map(({ id }) => id), now),
     ]),
   );
-  return member.map(({ id, name, limits, paused }, i) => ({
+  return member.map(({ id, name, limits, tracking, paused }, i) => ({
     OrganizationId: id,
     Name: name,
     Limits: { Rate: limits.rate ?? null, Daily: limits.daily ?? null, Weight: limits.weight },
     SentToday: sent[i]!,
+    Tracking: { Opens: tracking.opens, Clicks: tracking.clicks },
     Reputation: reputationView(byId.get(id) ?? summarise(() => undefined, now), paused),
   }));
 }

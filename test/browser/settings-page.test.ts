@@ -135,6 +135,7 @@ describe('the settings page', () => {
     await adminJson(env, 'member', 'add', '--org', organizationId, '--user', userId);
     await adminJson(env, 'sender', 'add', '--org', organizationId, '--domain', 'example.com');
     await adminJson(env, 'org', 'limits', '--org', organizationId, '--daily', '1000');
+    await adminJson(env, 'org', 'tracking', '--org', organizationId, '--clicks', 'on');
     const { context, page, errors } = await newPage();
 
     await signIn(page, email);
@@ -205,6 +206,8 @@ describe('the settings page', () => {
     // Read again as the panel opens: three messages sent since the page loaded.
     await row.getByRole('cell', { name: '3 of 1,000' }).waitFor();
     await expect(row.getByRole('cell', { name: '1,000 a day' }).count()).resolves.toBe(1);
+    // Its default tracking, as the operator set it (`org tracking`).
+    await expect(row.getByRole('cell', { name: 'clicks', exact: true }).count()).resolves.toBe(1);
     // Its sending reputation (nothing sent from this Organization yet in the window counted by events).
     await expect(row.textContent()).resolves.toMatch(/\d+ sent, bounces [\d.]+ %, complaints [\d.]+ %/);
     await row.getByRole('button', { name: 'Copy' }).click();

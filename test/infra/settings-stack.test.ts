@@ -131,7 +131,7 @@ describe('settings page in the stack (its own Cognito user pool)', () => {
         Effect: 'Allow',
         Action: 'dynamodb:BatchGetItem',
         Resource: table,
-        Condition: { ...leadingKeys('ORG#'), ...onlyAttributes('pk', 'sk', 'organizationId', 'name', 'members', 'pausedAt', 'pausedReason', 'limits', 'senders') },
+        Condition: { ...leadingKeys('ORG#'), ...onlyAttributes('pk', 'sk', 'organizationId', 'name', 'members', 'pausedAt', 'pausedReason', 'limits', 'senders', 'tracking') },
       },
       { Sid: 'ReadReputationCounters', Effect: 'Allow', Action: 'dynamodb:BatchGetItem', Resource: table, Condition: leadingKeys('REP#') },
       { Sid: 'ReadTodaysUse', Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: table, Condition: leadingKeys('BUDGET#day#') },

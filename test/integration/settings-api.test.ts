@@ -166,6 +166,7 @@ describe('the settings API for a signed-in user', () => {
           Name: name,
           Limits: { Rate: null, Daily: null, Weight: 1 },
           SentToday: 0,
+          Tracking: { Opens: false, Clicks: false },
           Reputation: id === zeta.id ? { ...quiet, Paused: true, PausedAt: pause.at, PausedReason: pause.reason } : { ...quiet, Paused: false, PausedAt: null, PausedReason: null },
         })),
       ApiKey: null,

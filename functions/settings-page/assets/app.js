@@ -50,6 +50,12 @@ function limitsText(limits) {
   return parts.length > 0 ? parts.join(', ') : 'None set';
 }
 
+// What a message that does not give Tracking is tracked for: the Organization's default (docs/tracking.md).
+function trackingText(tracking) {
+  const tracked = [tracking.Opens && 'opens', tracking.Clicks && 'clicks'].filter(Boolean);
+  return tracked.length > 0 ? tracked.join(', ') : 'Off';
+}
+
 const percent = (rate) => `${Number((rate * 100).toFixed(2))} %`;
 
 // The Organization's bounce and complaint rates, and its pause (CONTRACT section 11 item 3), as text.
@@ -85,7 +91,7 @@ function renderOrganizations() {
     action.append(copyButton(code.id, organization.OrganizationId));
     const daily = organization.Limits.Daily;
     const sent = daily === null ? number(organization.SentToday) : `${number(organization.SentToday)} of ${number(daily)}`;
-    row.append(name, id, action, cell(limitsText(organization.Limits)), cell(sent), reputationCell(organization.Reputation));
+    row.append(name, id, action, cell(limitsText(organization.Limits)), cell(sent), cell(trackingText(organization.Tracking)), reputationCell(organization.Reputation));
     return row;
   });
   $('organizations-rows').replaceChildren(...rows);

@@ -28,6 +28,8 @@ import { parseEmailAddress } from '../domain/email-address';
 import type { OrganizationLimits } from '../domain/org-limits';
 import { readLimits } from '../domain/org-limits';
 import type { Pause } from '../domain/reputation';
+import type { Tracking } from '../mail/tracking';
+import { readTracking } from '../mail/tracking';
 import { conditionally } from './conditions';
 import { SWEEP_MIN_AGE_MS, sweepOrphanKeys } from './key-sweep';
 import { readPause } from './organization-pause';
@@ -35,7 +37,7 @@ import type { IssuedKey, KeySummary } from './records';
 import { RecordConflictError, RecordNotFoundError } from './records';
 import type { StoredUser } from './stored-user';
 import { toUser } from './stored-user';
-import { LAST_USED_ATTRIBUTE, LIMITS_ATTRIBUTE, ORGANIZATION_NAME_ATTRIBUTES, itemKey } from './table';
+import { LAST_USED_ATTRIBUTE, LIMITS_ATTRIBUTE, ORGANIZATION_NAME_ATTRIBUTES, TRACKING_ATTRIBUTE, itemKey } from './table';
 
 export type { StoredUser } from './stored-user';
 
@@ -106,10 +108,10 @@ export class DynamoDbKeyStore {
     });
   }
 
-  /** The user's Organizations with their names, limits and pauses, sorted by name. */
+  /** The user's Organizations with their names, limits, tracking defaults and pauses, sorted by name. */
   async organizationsOf(
     user: StoredUser,
-  ): Promise<{ readonly id: string; readonly name: string; readonly limits: OrganizationLimits; readonly paused: Pause | undefined; readonly senders: ReadonlySet<string> }[]> {
+  ): Promise<{ readonly id: string; readonly name: string; readonly limits: OrganizationLimits; readonly tracking: Tracking; readonly paused: Pause | undefined; readonly senders: ReadonlySet<string> }[]> {
     if (user.organizations.length === 0) return [];
     const { Responses } = await this.client.send(
       new BatchGetCommand({
@@ -130,6 +132,7 @@ export class DynamoDbKeyStore {
         id: String(item.organizationId),
         name: String(item.name),
         limits: readLimits(item[LIMITS_ATTRIBUTE]),
+        tracking: readTracking(item[TRACKING_ATTRIBUTE]),
         paused: readPause(item),
         senders: item.senders instanceof Set ? (item.senders as Set<string>) : new Set<string>(),
       }))

@@ -71,7 +71,7 @@ export const LAST_USED_ATTRIBUTE = 'lastUsedAt';
  * What the settings API reads of an Organization: its name, the members that say the user may see
  * it, its pause, its limits, and its sender identities (a key may be limited to some of them).
  */
-export const ORGANIZATION_NAME_ATTRIBUTES = ['pk', 'sk', 'organizationId', 'name', 'members', 'pausedAt', 'pausedReason', 'limits', 'senders'] as const;
+export const ORGANIZATION_NAME_ATTRIBUTES = ['pk', 'sk', 'organizationId', 'name', 'members', 'pausedAt', 'pausedReason', 'limits', 'senders', 'tracking'] as const;
 
 /** The Organization item's count of suppressed addresses (an upper bound: see dynamodb-suppression-store.ts). */
 export const SUPPRESSION_COUNT_ATTRIBUTE = 'suppressions';
