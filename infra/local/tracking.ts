@@ -9,6 +9,9 @@
  * - `GET /track/click/<ref>/<sig>/<n>.<token>`: the n-th link; records a Click and answers 302 to
  *   the link's original URL.
  *
+ * `HEAD` gets the same answer without a body and records nothing: it is how link checkers and
+ * mail scanners probe a URL, and nobody opened or followed anything.
+ *
  * `<ref>` is a random reference drawn for the message, `<sig>` its HMAC-SHA256 under a key drawn
  * at each start; each link has a random 64-bit `<token>` of its own (one HMAC per link would cost
  * a 300-link newsletter a millisecond; random bytes drawn 64 links at a time cost next to
@@ -184,21 +187,22 @@ export function createTracker(options: TrackerOptions): Tracker {
       const path = (req.url ?? '/').split('?')[0] ?? '/';
       if (!path.startsWith(TRACKING_PATH)) return false;
       const parts = path.slice(TRACKING_PATH.length).split('/');
-      if (req.method !== 'GET') notFound(res);
+      const probe = req.method === 'HEAD';
+      if (req.method !== 'GET' && !probe) notFound(res);
       else if (parts[0] === 'open' && parts.length === 3) {
         const [, id = '', signature = ''] = parts;
         const reference = verified(id, signature);
         if (!reference) return (notFound(res), true);
-        record(reference, { type: 'Open', open: engagement(req) });
+        if (!probe) record(reference, { type: 'Open', open: engagement(req) });
         res.writeHead(200, { 'Content-Type': 'image/gif', 'Content-Length': PIXEL.length, 'Cache-Control': 'no-store, max-age=0' });
-        res.end(PIXEL);
+        res.end(probe ? undefined : PIXEL);
       } else if (parts[0] === 'click' && parts.length === 4) {
         const [, id = '', signature = '', named = ''] = parts;
         const [, index = '', token = ''] = /^(\d{1,6})\.(.+)$/.exec(named) ?? [];
         const reference = verified(id, signature);
         const link = reference?.links[Number(index)];
         if (!reference || link === undefined || !same(token, reference.tokens[Number(index)] ?? '')) return (notFound(res), true);
-        record(reference, { type: 'Click', click: { ...engagement(req), link, linkTags: {} } });
+        if (!probe) record(reference, { type: 'Click', click: { ...engagement(req), link, linkTags: {} } });
         // A header is bytes: characters past ASCII go percent-encoded as UTF-8, as a browser sends them.
         res.writeHead(302, { Location: link.replace(/[^\x21-\x7e]+/g, (text) => encodeURIComponent(text)), 'Content-Length': 0, 'Cache-Control': 'no-store' });
         res.end();

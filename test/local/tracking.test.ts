@@ -169,6 +169,13 @@ describe('opens and clicks, recorded', () => {
       const delivery = await until(() => statusOf(hooked.tenant, email.messageId), (m) => m.Status === 'Delivered');
       await sleep(Math.max(0, Date.parse(delivery.Recipients[0].At) + 2_500 - Date.now()));
 
+      // A mail scanner probes both URLs with HEAD: the same answers, no body, nothing recorded.
+      const probes = await Promise.all([pixel, link].map((url) => fetch(url, { method: 'HEAD', redirect: 'manual', headers: { 'user-agent': HUMAN } })));
+      expect(await Promise.all(probes.map(async (answer) => ({ status: answer.status, type: answer.headers.get('content-type'), location: answer.headers.get('location'), body: await answer.text() })))).toEqual([
+        { status: 200, type: 'image/gif', location: null, body: '' },
+        { status: 302, type: null, location: 'https://shop.example/order?id=7&ref=mail', body: '' },
+      ]);
+
       // A person opens it, then follows the link.
       const opening = Date.now();
       expect((await fetchAs(pixel, HUMAN)).status).toBe(200);
