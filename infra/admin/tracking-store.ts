@@ -9,7 +9,7 @@ import type { Tracking, TrackingChoice } from '../../functions/shared/mail/track
 import { readTracking, resolveTracking } from '../../functions/shared/mail/tracking';
 import { unlessConditionFails } from '../../functions/shared/store/conditions';
 import { RecordNotFoundError } from '../../functions/shared/store/records';
-import { TRACKING_ATTRIBUTE, itemKey } from '../../functions/shared/store/table';
+import { TRACKING_ATTRIBUTE, TRACKING_VERSION_ATTRIBUTE, itemKey } from '../../functions/shared/store/table';
 
 export class OrganizationTrackingStore {
   constructor(
@@ -19,69 +19,55 @@ export class OrganizationTrackingStore {
 
   /** The Organization's default: off unless set. `organizationId` is already canonical. */
   async get(organizationId: string): Promise<Tracking> {
-    return readTracking(await this.stored(organizationId));
+    return (await this.stored(organizationId)).tracking;
   }
 
   /**
    * Sets one or both switches, the other kept. Written only if the stored default is still the
-   * one read, else read again: two operators setting opens and clicks at the same moment both
-   * count. The send path reads the default with the Organization item, so it applies within the
+   * one read (its version has not moved), else read again: two operators setting opens and clicks
+   * at the same moment both count. The send path reads the default with the Organization item, so it applies within the
    * auth cache's lifetime (AUTH_CACHE_SECONDS), to messages accepted from then on: a scheduled
    * message keeps the tracking it was accepted with.
    */
   async set(organizationId: string, change: TrackingChoice): Promise<Tracking> {
-    for (let attempt = 1; ; attempt++) {
-      const stored = await this.stored(organizationId);
-      const next = resolveTracking(change, readTracking(stored));
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const { tracking, version } = await this.stored(organizationId);
+      const next = resolveTracking(change, tracking);
+      // Written only at the version read (absent before the first change through this store);
+      // each change counts it up. A version, not the map itself: dynalite cannot compare maps.
       const written = await unlessConditionFails(() =>
         this.client.send(
           new UpdateCommand({
             TableName: this.tableName,
             Key: itemKey.organization(organizationId),
-            UpdateExpression: 'SET #t = :tracking',
-            ...unchangedSince(stored, { opens: next.opens, clicks: next.clicks }),
+            UpdateExpression: 'SET #t = :tracking ADD #v :one',
+            ConditionExpression: `attribute_exists(pk) AND ${version === undefined ? 'attribute_not_exists(#v)' : '#v = :read'}`,
+            ExpressionAttributeNames: { '#t': TRACKING_ATTRIBUTE, '#v': TRACKING_VERSION_ATTRIBUTE },
+            ExpressionAttributeValues: { ':tracking': { opens: next.opens, clicks: next.clicks }, ':one': 1, ...(version !== undefined && { ':read': version }) },
           }),
         ),
       );
       if (written) return next;
-      // Changed meanwhile, or the Organization was deleted (the next read says so).
-      if (attempt === MAX_ATTEMPTS) throw new Error(`the tracking default of ${organizationId} kept changing while it was being set; try again`);
     }
+    // Changed at every attempt, or deleted since the last read (which this read then reports).
+    await this.stored(organizationId);
+    throw new Error(`the tracking default of ${organizationId} kept changing while it was being set; try again`);
   }
 
-  /** The item's tracking attribute as stored (undefined when never set); throws when there is no such Organization. */
-  private async stored(organizationId: string): Promise<unknown> {
+  /** The default as stored (a corrupt one reads as off) and its version; throws when there is no such Organization. */
+  private async stored(organizationId: string): Promise<{ tracking: Tracking; version: unknown }> {
     const { Item } = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: itemKey.organization(organizationId), ProjectionExpression: 'pk, #t', ExpressionAttributeNames: { '#t': TRACKING_ATTRIBUTE }, ConsistentRead: true }),
+      new GetCommand({
+        TableName: this.tableName,
+        Key: itemKey.organization(organizationId),
+        ProjectionExpression: 'pk, #t, #v',
+        ExpressionAttributeNames: { '#t': TRACKING_ATTRIBUTE, '#v': TRACKING_VERSION_ATTRIBUTE },
+        ConsistentRead: true,
+      }),
     );
     if (!Item) throw new RecordNotFoundError(`no Organization with id ${organizationId}`);
-    return Item[TRACKING_ATTRIBUTE];
+    return { tracking: readTracking(Item[TRACKING_ATTRIBUTE]), version: Item[TRACKING_VERSION_ATTRIBUTE] };
   }
 }
 
 const MAX_ATTEMPTS = 5;
-
-/**
- * The condition (with its names and values) that the Organization still exists and each switch
- * is still as read: the same value, or still absent; and `tracking`, the value to write.
- */
-function unchangedSince(stored: unknown, tracking: Tracking) {
-  const fields = stored && typeof stored === 'object' ? (stored as Record<string, unknown>) : undefined;
-  const conditions = ['attribute_exists(pk)'];
-  const values: Record<string, unknown> = { ':tracking': tracking };
-  if (fields === undefined) conditions.push('attribute_not_exists(#t)');
-  else {
-    for (const [name, placeholder] of [['opens', 'o'], ['clicks', 'c']] as const) {
-      if (fields[name] === undefined) conditions.push(`attribute_not_exists(#t.#${placeholder})`);
-      else {
-        conditions.push(`#t.#${placeholder} = :${placeholder}`);
-        values[`:${placeholder}`] = fields[name];
-      }
-    }
-  }
-  return {
-    ConditionExpression: conditions.join(' AND '),
-    ExpressionAttributeNames: { '#t': TRACKING_ATTRIBUTE, ...(fields && { '#o': 'opens', '#c': 'clicks' }) },
-    ExpressionAttributeValues: values,
-  };
-}

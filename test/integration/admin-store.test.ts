@@ -2,7 +2,7 @@
  * The operator's repository against dynalite: records, the one-key rule, rotation and revocation.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { hashApiKey, isWellFormedApiKey } from '../../functions/shared/domain/api-keys';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
@@ -171,6 +171,33 @@ describe('OrganizationTrackingStore (org tracking)', () => {
     const again = readingTogether(2);
     await Promise.all([new OrganizationTrackingStore(again, h.config.tableName).set(org.id, { opens: false }), new OrganizationTrackingStore(again, h.config.tableName).set(org.id, { clicks: false })]);
     expect(await first.get(org.id)).toEqual({ opens: false, clicks: false });
+  });
+
+  it('replaces a corrupt stored default (which reads as off) instead of refusing to change it', async () => {
+    const org = await h.admin.createOrganization({ name: 'Corrupt' });
+    const client = createDynamoDbClient(h.config);
+    const store = new OrganizationTrackingStore(client, h.config.tableName);
+    for (const corrupt of ['on', true, 0, null, { opens: 'yes', clicks: true, extra: 1 }]) {
+      await client.send(new UpdateCommand({ TableName: h.config.tableName, Key: itemKey.organization(org.id), UpdateExpression: 'SET #t = :v', ExpressionAttributeNames: { '#t': 'tracking' }, ExpressionAttributeValues: { ':v': corrupt } }));
+      const read = await store.get(org.id);
+      expect({ corrupt, read }).toEqual({ corrupt, read: { opens: false, clicks: corrupt !== null && typeof corrupt === 'object' } });
+      await expect(store.set(org.id, { opens: true })).resolves.toEqual({ opens: true, clicks: read.clicks });
+      expect(await store.get(org.id)).toEqual({ opens: true, clicks: read.clicks });
+    }
+  });
+
+  it('says an Organization deleted between its read and its write does not exist', async () => {
+    const org = await h.admin.createOrganization({ name: 'Deleted' });
+    const client = createDynamoDbClient(h.config);
+    const other = createDynamoDbClient(h.config);
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'UpdateItemCommand') await other.send(new DeleteCommand({ TableName: h.config.tableName, Key: itemKey.organization(org.id) }));
+        return next(args);
+      },
+      { step: 'initialize', name: 'deleteBeforeWrite' },
+    );
+    await expect(new OrganizationTrackingStore(client, h.config.tableName).set(org.id, { clicks: true })).rejects.toBeInstanceOf(RecordNotFoundError);
   });
 
   it('refuses an Organization that does not exist, whether setting or reading', async () => {

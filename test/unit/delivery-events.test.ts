@@ -30,7 +30,7 @@ describe('parseSesEvent (the SES developer guide\'s example records, through Eve
   it('reads the template a message was rendered from out of its tags, and nothing from a malformed one', () => {
     const tagged = (name: string, version: string) => variant(RECORDS.Delivery!, (r) => Object.assign(r.mail.tags, { TemplateName: [name], TemplateVersion: [version] }));
     expect(parseSesEvent(eventBridge(tagged('welcome', '3')))!.template).toEqual({ name: 'welcome', version: 3 });
-    for (const [name, version] of [['welcome', '0'], ['welcome', '1.5'], ['welcome', 'x'], ['two words', '2'], ['', '2']] as const) {
+    for (const [name, version] of [['welcome', '0'], ['welcome', '1.5'], ['welcome', 'x'], ['welcome', ' 3'], ['welcome', '0x3'], ['welcome', '3.0'], ['two words', '2'], ['', '2']] as const) {
       expect(parseSesEvent(eventBridge(tagged(name, version)))!.template).toBeUndefined();
     }
     expect(parseSesEvent(eventBridge(RECORDS.Delivery!))!.template).toBeUndefined();

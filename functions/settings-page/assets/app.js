@@ -91,7 +91,7 @@ function renderOrganizations() {
     action.append(copyButton(code.id, organization.OrganizationId));
     const daily = organization.Limits.Daily;
     const sent = daily === null ? number(organization.SentToday) : `${number(organization.SentToday)} of ${number(daily)}`;
-    row.append(name, id, action, cell(limitsText(organization.Limits)), cell(sent), cell(trackingText(organization.Tracking)), reputationCell(organization.Reputation));
+    row.append(name, id, action, cell(limitsText(organization.Limits)), cell(sent), cell(trackingText(organization.Tracking ?? {})), reputationCell(organization.Reputation));
     return row;
   });
   $('organizations-rows').replaceChildren(...rows);

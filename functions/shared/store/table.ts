@@ -69,7 +69,8 @@ export const USER_KEY_FIELDS = ['keyHash', 'keyLastFour', 'keyCreatedAt', 'seale
 export const LAST_USED_ATTRIBUTE = 'lastUsedAt';
 /**
  * What the settings API reads of an Organization: its name, the members that say the user may see
- * it, its pause, its limits, and its sender identities (a key may be limited to some of them).
+ * it, its pause, its limits, its sender identities (a key may be limited to some of them) and its
+ * default tracking.
  */
 export const ORGANIZATION_NAME_ATTRIBUTES = ['pk', 'sk', 'organizationId', 'name', 'members', 'pausedAt', 'pausedReason', 'limits', 'senders', 'tracking'] as const;
 
@@ -79,6 +80,8 @@ export const SUPPRESSION_COUNT_ATTRIBUTE = 'suppressions';
 export const LIMITS_ATTRIBUTE = 'limits';
 /** The Organization item's default open and click tracking (mail/tracking.ts `readTracking`); absent: off. */
 export const TRACKING_ATTRIBUTE = 'tracking';
+/** Counted up by each change of `tracking` (`org tracking`), which is written only at the version it read. */
+export const TRACKING_VERSION_ATTRIBUTE = 'trackingVersion';
 
 /** The Organization item's pause (CONTRACT section 11 item 3): when, and why in words; absent when it may send. */
 export const PAUSE_ATTRIBUTES = { at: 'pausedAt', reason: 'pausedReason' } as const;

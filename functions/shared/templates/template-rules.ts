@@ -66,7 +66,8 @@ export interface TemplateReference {
 export function readTemplateReference(value: unknown): TemplateReference | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { name, version } = value as Record<string, unknown>;
-  const number = typeof version === 'number' || typeof version === 'string' ? Number(version) : NaN;
+  // A tag carries the version as the decimal the service wrote (`String(version)`), nothing looser.
+  const number = typeof version === 'number' ? version : typeof version === 'string' && /^[1-9]\d{0,15}$/.test(version) ? Number(version) : NaN;
   return typeof name === 'string' && TEMPLATE_NAME.test(name) && Number.isInteger(number) && number >= 1 ? { name, version: number } : undefined;
 }
 
