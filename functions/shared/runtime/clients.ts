@@ -7,8 +7,6 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { Agent } from 'node:https';
-import { Agent as HttpAgent } from 'node:http';
 import type { Config } from './config';
 
 /**
@@ -30,8 +28,12 @@ export function httpHandler(connectionTimeout: number, requestTimeout: number): 
     // Without this the SDK only logs a warning when requestTimeout passes, and a hung endpoint
     // holds the request until Lambda's own timeout.
     throwOnRequestTimeout: true,
-    httpAgent: new HttpAgent(agentOptions),
-    httpsAgent: new Agent(agentOptions),
+    // Options, not agents: the handler makes each agent itself, the plain-HTTP one (only local
+    // endpoints use it) on its first request. Importing `node:http` here would cost every cold
+    // start on Node 22 and later about 20 ms: as an ES module it loads undici, Node's fetch, for
+    // its WebSocket export (docs/performance.md, "Cold start").
+    httpAgent: agentOptions,
+    httpsAgent: agentOptions,
   });
 }
 
