@@ -11,8 +11,9 @@
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import type { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { createRequire } from 'node:module';
 import type { LookupFunction } from 'node:net';
 import { isLoopbackAddress, isPublicAddress } from '../shared/webhooks/public-address';
 
@@ -66,20 +67,42 @@ export function checkedLookup(options: PosterOptions): LookupFunction {
   };
 }
 
+/**
+ * `node:http` is required when a plain-HTTP target (the local stack's) is first posted to, never
+ * imported: imported as an ES module on Node 22 and later it loads undici, Node's fetch, with it,
+ * about 20 ms of every cold start of a function whose targets are HTTPS anyway.
+ */
+const requireBuiltin = createRequire(import.meta.url);
+
+interface Transport {
+  readonly request: typeof httpRequest;
+  readonly agent: HttpAgent;
+}
+
 export function createWebhookPoster(options: PosterOptions): WebhookPoster {
   const lookup = checkedLookup(options);
   // Kept-alive connections are to checked addresses already; a new one is checked again.
-  const agents = { 'http:': new HttpAgent({ keepAlive: true, timeout: 15_000 }), 'https:': new HttpsAgent({ keepAlive: true, timeout: 15_000 }) };
+  const agentOptions = { keepAlive: true, timeout: 15_000 };
+  const secure: Transport = { request: httpsRequest, agent: new HttpsAgent(agentOptions) };
+  let plain: Transport | undefined;
+  const transport = (protocol: string): Transport => {
+    if (protocol === 'https:') return secure;
+    if (!plain) {
+      const http = requireBuiltin('node:http') as typeof import('node:http');
+      plain = { request: http.request, agent: new http.Agent(agentOptions) };
+    }
+    return plain;
+  };
   return (url, { headers, body, timeoutMs }) =>
     new Promise<number>((resolve, reject) => {
       const target = new URL(url);
-      const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+      const { request: send, agent } = transport(target.protocol);
       const req = send(
         target,
         {
           method: 'POST',
           headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-          agent: agents[target.protocol as keyof typeof agents],
+          agent,
           lookup,
           signal: AbortSignal.timeout(timeoutMs),
         },

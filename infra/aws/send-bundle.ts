@@ -2,6 +2,7 @@
  * How the send function is bundled, in one place: the stack hands these options to
  * `NodejsFunction`, and the bundle test hands the same ones to esbuild directly.
  */
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Runtime } from 'aws-cdk-lib/aws-lambda';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -44,17 +45,19 @@ export const SEND_BUNDLING: BundlingOptions = {
 };
 
 /**
- * The send function's esbuild options: those `NodejsFunction` derives from `SEND_BUNDLING`, plus
- * ESM code splitting into `outdir` (`index.mjs` and `chunks/`). Without splitting, a dynamic
- * `import()` is inlined into the one file and only its evaluation waits; with it, what most
- * sends never use (raw MIME composition, the scheduling and queue clients, the tracer when off)
- * is not even read at cold start. `NodejsFunction` always passes `--outfile`, which esbuild
- * refuses beside splitting, so the stack rebuilds the send function this way after it
- * (`SEND_SPLIT_BUNDLING`).
+ * A function's esbuild options: those `NodejsFunction` derives from `SEND_BUNDLING`, plus ESM
+ * code splitting into `outdir` (`index.mjs` and `chunks/`). Without splitting, a dynamic
+ * `import()` is inlined into the one file and only its evaluation waits, and the modules it
+ * imports statically become static imports of the whole file: Node's `http` among them (the SDK's
+ * credential providers import it), which on Node 22 and later loads undici, Node's fetch, at
+ * every cold start. With it, what most invocations never use (raw MIME composition, the
+ * scheduling and queue clients, the tracer when off, the SDK's other credential providers) is not
+ * even read at cold start. `NodejsFunction` always passes `--outfile`, which esbuild refuses
+ * beside splitting, so the stack rebuilds each function this way after it (`splitBundling`).
  */
-export function sendEsbuildOptions(outdir: string) {
+export function splitEsbuildOptions(entry: string, outdir: string) {
   return {
-    entryPoints: [SEND_ENTRY],
+    entryPoints: [entry],
     outdir,
     splitting: true,
     entryNames: 'index',
@@ -73,15 +76,23 @@ export function sendEsbuildOptions(outdir: string) {
   };
 }
 
-/** `SEND_BUNDLING`, then the split build of infra/aws/split-send-bundle.ts over its output. */
-export const SEND_SPLIT_BUNDLING: BundlingOptions = {
-  ...SEND_BUNDLING,
-  commandHooks: {
-    beforeBundling: () => [],
-    beforeInstall: () => [],
-    afterBundling: (inputDir: string, outputDir: string) => [`cd "${inputDir}" && node --import tsx infra/aws/split-send-bundle.ts "${outputDir}"`],
-  },
-};
+/** The send function's: what the bench and the bundle tests build, as the stack does. */
+export const sendEsbuildOptions = (outdir: string) => splitEsbuildOptions(SEND_ENTRY, outdir);
+
+/** `SEND_BUNDLING`, then the split build of infra/aws/split-bundle.ts over its output. */
+export function splitBundling(entry: string): BundlingOptions {
+  const fromRoot = relative(REPO_ROOT, entry);
+  return {
+    ...SEND_BUNDLING,
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (inputDir: string, outputDir: string) => [`cd "${inputDir}" && node --import tsx infra/aws/split-bundle.ts "${fromRoot}" "${outputDir}"`],
+    },
+  };
+}
+
+export const SEND_SPLIT_BUNDLING: BundlingOptions = splitBundling(SEND_ENTRY);
 
 export const ME_ENTRY = fileURLToPath(new URL('../../functions/me/index.ts', import.meta.url));
 export const SETTINGS_PAGE_ENTRY = fileURLToPath(new URL('../../functions/settings-page/index.ts', import.meta.url));

@@ -17,7 +17,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { LAST_USED_ATTRIBUTE, PARTITIONS, TABLE_SCHEMA, USER_KEY_ATTRIBUTES } from '../../functions/shared/store/table';
-import { LOCK_FILE, REPO_ROOT, SEND_BUNDLING, SEND_RUNTIME } from './send-bundle';
+import { LOCK_FILE, REPO_ROOT, SEND_RUNTIME, splitBundling } from './send-bundle';
 import type { StackSettings } from './settings';
 import { powertoolsTraceEnabled } from './settings';
 
@@ -70,7 +70,7 @@ export function addServiceFunction(stack: Stack, id: string, settings: StackSett
     // Platform lines (START, REPORT, timeouts) in JSON too, so one Logs Insights query reads
     // them next to the Powertools logger's records.
     loggingFormat: LoggingFormat.JSON,
-    bundling: props.bundling ?? SEND_BUNDLING,
+    bundling: props.bundling ?? splitBundling(props.entry),
     // HTTP APIs cannot start traces themselves, so a function's traces begin at Lambda.
     tracing: settings.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
     // Every setting the function reads, set explicitly so the deployed values are visible in the

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -34,6 +34,9 @@ interface ProbeResult {
   notFound: { statusCode: number; headers: Record<string, string>; body: string };
   notAllowed: { statusCode: number; headers: Record<string, string>; body: string };
 }
+
+/** A static ES import of Node's `http` module in bundled code (a dynamic `import()` is not one). */
+const STATIC_HTTP = /(?:^|[;}\n])import\s*(?:[\w${},\s*]+from\s*)?"(?:node:)?http"/;
 
 /** The bundle's own files (`index.mjs`, `chunks/…`, their maps), sorted, relative to `dir`. */
 function bundleFiles(dir: string): string[] {
@@ -117,6 +120,14 @@ describe('send function bundle', () => {
     }
   });
 
+  it('imports no node:http at start-up: as an ES module it loads undici, Node\'s fetch, on Node 22 and later', () => {
+    // The SDK imports it itself, dynamically, for its first plain-HTTP request (only local endpoints are).
+    const startup = [...startupFiles(dir)].filter((file) => STATIC_HTTP.test(readFileSync(join(dir, file), 'utf8')));
+    expect(startup).toEqual([]);
+    // The pattern does find such an import where there is one.
+    expect(STATIC_HTTP.test('import{Agent as a}from"node:http";')).toBe(true);
+  });
+
   it('is byte-for-byte what NodejsFunction bundles for the stack, chunks and all', () => {
     const { app, stack } = buildStack({}, { bundle: true });
     const { S3Key } = Template.fromStack(stack).toJSON().Resources[stack.getLogicalId(stack.sendFunction.node.defaultChild as never)].Properties.Code;
@@ -167,6 +178,56 @@ describe('send function bundle', () => {
     expect(result.notAllowed.statusCode).toBe(405);
     expect(result.notAllowed.headers.Allow).toBe('POST');
   });
+});
+
+/** A stand-in for a setting the template fills in at deploy time (a reference to another resource). */
+function placeholderSetting(name: string): string {
+  if (/_ARN$/.test(name)) return 'arn:aws:sqs:us-east-1:123456789012:placeholder';
+  if (/_KEY_ID$/.test(name)) return 'arn:aws:kms:us-east-1:123456789012:key/00000000-0000-0000-0000-000000000000';
+  if (/(_URL|_ISSUER|_ORIGINS)$/.test(name)) return 'https://placeholder.example';
+  return `placeholder-${name.toLowerCase()}`;
+}
+
+describe('every function the stack deploys', () => {
+  let functions: { id: string; asset: string; environment: Record<string, string> }[];
+  let scratch: string;
+
+  beforeAll(() => {
+    const { app, stack } = buildStack({}, { bundle: true });
+    const template = Template.fromStack(stack).toJSON();
+    const assembly = app.synth().directory;
+    scratch = mkdtempSync(join(tmpdir(), 'function-assets-'));
+    functions = Object.entries(template.Resources as Record<string, { Type: string; Properties: { Code?: { S3Key?: string }; Handler?: string; Environment?: { Variables?: Record<string, unknown> } } }>)
+      .filter(([, resource]) => resource.Type === 'AWS::Lambda::Function' && typeof resource.Properties.Code?.S3Key === 'string' && resource.Properties.Handler === 'index.handler')
+      .map(([id, resource]) => {
+        // Lambda has no node_modules: each asset alone, far from this repository's.
+        const asset = join(scratch, id);
+        cpSync(join(assembly, `asset.${String(resource.Properties.Code!.S3Key).replace(/\.zip$/, '')}`), asset, { recursive: true });
+        const variables = resource.Properties.Environment?.Variables ?? {};
+        const environment = Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : placeholderSetting(name)]));
+        return { id, asset, environment };
+      });
+  }, 120_000);
+
+  afterAll(() => {
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('imports no node:http at start-up (on Node 22 and later, as an ES module it loads undici with it)', () => {
+    expect(functions.length).toBeGreaterThan(5);
+    const importing = functions.filter(({ asset }) => [...startupFiles(asset)].some((file) => STATIC_HTTP.test(readFileSync(join(asset, file), 'utf8'))));
+    expect(importing.map(({ id }) => id)).toEqual([]);
+  });
+
+  it('loads alone in Node with its deployed settings and exports its handler, each split into an entry and chunks', () => {
+    const loaded = functions.map(({ id, asset, environment }) => {
+      const script = `const m = await import(${JSON.stringify(pathToFileURL(join(asset, 'index.mjs')).href)}); console.log('LOADED ' + typeof m.handler);`;
+      const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', POWERTOOLS_LOG_LEVEL: 'SILENT', ...environment };
+      const stdout = execFileSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000 });
+      return { id, handler: stdout.split('\n').find((line) => line.startsWith('LOADED '))?.slice('LOADED '.length), chunks: existsSync(join(asset, 'chunks')) };
+    });
+    expect(loaded).toEqual(functions.map(({ id }) => ({ id, handler: 'function', chunks: !id.startsWith('SettingsPageFunction') })));
+  }, 60_000);
 });
 
 /** Serves the page and the OpenID client library from the bundle alone, with the page's settings. */
