@@ -69,6 +69,8 @@ export interface ColdStartResult {
     readonly sesOnly: { readonly bytes: number; readonly allBytes: number; readonly mapBytes: number };
   };
   readonly variants: Record<string, { importMs: ReturnType<typeof summary>; cpuMs: ReturnType<typeof summary>; sinceProcessStartMs: ReturnType<typeof summary> }>;
+  /** The Node.js the imports ran in (`node --version`). */
+  readonly node: string;
 }
 
 /** The entry's output and every chunk it imports statically: what a cold start reads. */
@@ -138,7 +140,11 @@ export async function measureColdStart(options: {
   readonly runs: number;
   readonly variants: readonly Variant[];
   readonly progress: (line: string) => void;
+  /** The node binary to import in (default: this process's). */
+  readonly node?: string | undefined;
 }): Promise<ColdStartResult> {
+  const node = options.node ?? process.execPath;
+  const nodeVersion = (await run(node, ['--version'])).stdout.trim();
   const dir = await mkdtemp(join(tmpdir(), 'email-send-api-bench-'));
   try {
     const handlerFile = join(dir, 'handler', 'index.mjs');
@@ -171,7 +177,7 @@ export async function measureColdStart(options: {
     // One warm-up each (file system cache), then the variants take turns so drift hits all alike.
     for (let round = -1; round < options.runs; round++) {
       for (const variant of options.variants) {
-        const { stdout } = await run(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', PROBE, files[variant.bundle]], {
+        const { stdout } = await run(node, ['--enable-source-maps', '--input-type=module', '-e', PROBE, files[variant.bundle]], {
           env: variant.env,
           timeout: 30_000,
           maxBuffer: 1024 * 1024,
@@ -188,8 +194,8 @@ export async function measureColdStart(options: {
     const variants = Object.fromEntries(
       Object.entries(samples).map(([name, s]) => [name, { importMs: summary(s.importMs), cpuMs: summary(s.cpuMs), sinceProcessStartMs: summary(s.sinceProcessStartMs) }]),
     );
-    for (const [name, s] of Object.entries(samples)) options.progress(`cold init ${name}: import median ${round(median(s.importMs))} ms, CPU ${round(median(s.cpuMs))} ms`);
-    return { bundles, variants };
+    for (const [name, s] of Object.entries(samples)) options.progress(`cold init ${name} (Node ${nodeVersion}): import median ${round(median(s.importMs))} ms, CPU ${round(median(s.cpuMs))} ms`);
+    return { bundles, variants, node: nodeVersion };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -1,4 +1,5 @@
 /** The benchmark's command line: flags, each with an environment variable and a default. */
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DEFAULTS } from '../functions/shared/runtime/config';
 
@@ -27,6 +28,8 @@ export interface BenchOptions {
   readonly trackingOnly: boolean;
   /** Only the cold init rows (bench/cold-start.ts). */
   readonly coldOnly: boolean;
+  /** The Node.js the cold init imports run in (undefined: this one), e.g. the Lambda runtime's major. */
+  readonly coldNode: string | undefined;
 }
 
 interface Spec {
@@ -88,6 +91,8 @@ export function helpText(): string {
     '                          by the local SES front (p50), and an untracked send through the front with and',
     '                          without the tracker (ratio of medians); 5 x --runs of each (seconds)',
     '  --cold                  only the cold init rows (d): --cold-runs fresh node processes per bundle',
+    '  --node <path>           the node binary the cold init imports run in (default: this one; env BENCH_NODE),',
+    '                          e.g. the Node.js major Lambda runs (see docs/performance.md, "Cold start")',
     '  -h, --help              this text',
     '',
     'Exit status: 0 when the run completed, even with targets missed (it is a report); 1 on a',
@@ -115,6 +120,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
       scale: { type: 'boolean' },
       tracking: { type: 'boolean' },
       cold: { type: 'boolean' },
+      node: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -146,5 +152,8 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
         });
   if (sweep.length > 8) throw new OptionsError('--sweep takes at most 8 values');
 
-  return { ...numbers, sweep: [...new Set(sweep)], rateOnly: values['rate-only'] === true || env.BENCH_RATE_ONLY === '1', templatesOnly: values.templates === true || env.BENCH_TEMPLATES_ONLY === '1', scaleOnly: values.scale === true || env.BENCH_SCALE_ONLY === '1', trackingOnly: values.tracking === true || env.BENCH_TRACKING_ONLY === '1', coldOnly: values.cold === true || env.BENCH_COLD_ONLY === '1', out: (values.out as string | undefined) ?? env.BENCH_OUT ?? DEFAULT_OUT };
+  const coldNode = ((values.node as string | undefined) ?? env.BENCH_NODE)?.trim() || undefined;
+  if (coldNode !== undefined && !existsSync(coldNode)) throw new OptionsError(`--node (BENCH_NODE) must name a node binary, got "${coldNode}", which does not exist`);
+
+  return { ...numbers, coldNode, sweep: [...new Set(sweep)], rateOnly: values['rate-only'] === true || env.BENCH_RATE_ONLY === '1', templatesOnly: values.templates === true || env.BENCH_TEMPLATES_ONLY === '1', scaleOnly: values.scale === true || env.BENCH_SCALE_ONLY === '1', trackingOnly: values.tracking === true || env.BENCH_TRACKING_ONLY === '1', coldOnly: values.cold === true || env.BENCH_COLD_ONLY === '1', out: (values.out as string | undefined) ?? env.BENCH_OUT ?? DEFAULT_OUT };
 }
