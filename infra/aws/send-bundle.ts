@@ -1,6 +1,7 @@
 /**
- * How the send function is bundled, in one place: the stack hands these options to
- * `NodejsFunction`, and the bundle test hands the same ones to esbuild directly.
+ * How the functions are bundled, in one place: the stack hands these options to `NodejsFunction`
+ * (every function then split by `splitBundling`; the settings page's has its own assets step), and
+ * the bundle test and the bench hand the same ones to esbuild directly.
  */
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
