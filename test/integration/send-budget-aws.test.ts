@@ -11,13 +11,12 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { shardCount } from '../../functions/shared/domain/budget-shards';
-import type { RoundAsk } from '../../functions/shared/domain/fair-share';
-import { paceFor } from '../../functions/shared/domain/send-pace';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { DynamoDbSendBudget } from '../../functions/shared/store/dynamodb-send-budget';
 import { ensureTable } from '../../infra/local/emulators';
 import { describeWithMoto, startMoto } from '../support/moto';
 import { countCommands } from '../support/command-counts';
+import { roundAsker } from '../support/round-ask';
 import type { Moto } from '../support/moto';
 
 const TABLE = 'email-send-api-budget-test';
@@ -46,16 +45,7 @@ describeWithMoto('DynamoDbSendBudget (moto_server)', () => {
     await moto?.stop();
   });
 
-  const ask = (now: number, overrides: Partial<RoundAsk> = {}): RoundAsk => ({
-    organizationId: 'org-a',
-    weight: 1,
-    pace: paceFor(RATE),
-    messages: [{ units: 1 }],
-    now,
-    lastSendAt: now + 60_000,
-    shards: shardCount(RATE),
-    ...overrides,
-  });
+  const ask = roundAsker(RATE, shardCount(RATE));
 
   it('after another instance wrote its shard, loses one race and books on the item it got back, with no read', async () => {
     const mine = countingClient();

@@ -10,14 +10,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { shardCount } from '../../functions/shared/domain/budget-shards';
-import type { RoundAsk } from '../../functions/shared/domain/fair-share';
-import { paceFor } from '../../functions/shared/domain/send-pace';
 import { StorageUnavailableProblem } from '../../functions/shared/http/problems';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { DynamoDbSendBudget } from '../../functions/shared/store/dynamodb-send-budget';
 import { itemKey } from '../../functions/shared/store/table';
 import type { Harness } from '../support/harness';
 import { countCommands } from '../support/command-counts';
+import { roundAsker } from '../support/round-ask';
 import { startHarness } from '../support/harness';
 import { fitsBucket } from '../support/bucket';
 
@@ -45,16 +44,7 @@ const walk = (start: number) => {
   let i = start;
   return () => ((i++ * 7) % 97) / 97;
 };
-const ask = (now: number, overrides: Partial<RoundAsk> = {}): RoundAsk => ({
-  organizationId: 'org-a',
-  weight: 1,
-  pace: paceFor(RATE),
-  messages: [{ units: 1 }],
-  now,
-  lastSendAt: now + 60_000,
-  shards: SHARDS,
-  ...overrides,
-});
+const ask = roundAsker(RATE, SHARDS);
 /** A client that counts the DynamoDB commands it sends, by name (GetItemCommand, UpdateCommand's UpdateItemCommand …). */
 function countingClient(): { client: DynamoDBDocumentClient; calls: Map<string, number> } {
   const counted = createDynamoDbClient(h.config);

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import type { AddressInfo, Server } from 'node:net';
-import { expect } from '@jest/globals';
+import { afterAll, beforeAll, expect } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
 import { runAdmin } from '../../infra/admin/cli';
 import type { LocalStack, LocalStackOptions } from '../../infra/local/stack';
@@ -25,6 +25,33 @@ export interface TestStack extends LocalStack {
 /** A second instance of `first`'s deployment: the same table and the same SES endpoint (so the same rate gate). */
 export function startSecondInstance(first: TestStack, options: LocalStackOptions = {}): Promise<TestStack> {
   return startTestStack({ dynamodbEndpoint: first.dynamodbEndpoint, sesEndpoint: first.sesUrl, tableName: first.tableName, ...options });
+}
+
+/**
+ * Two instances of one deployment for the suite (started before its tests, stopped after): the
+ * first with `options`, the second sharing its table and SES endpoint. Read them inside hooks and tests.
+ */
+export function useTwoInstances(options: LocalStackOptions = {}): { readonly first: TestStack; readonly second: TestStack } {
+  let first: TestStack | undefined;
+  let second: TestStack | undefined;
+  beforeAll(async () => {
+    first = await startTestStack(options);
+    second = await startSecondInstance(first);
+  }, 60_000);
+  afterAll(async () => {
+    await second?.stop();
+    await first?.stop();
+  });
+  return {
+    get first() {
+      if (!first) throw new Error('the first instance is not started yet');
+      return first;
+    },
+    get second() {
+      if (!second) throw new Error('the second instance is not started yet');
+      return second;
+    },
+  };
 }
 
 export async function startTestStack(options: LocalStackOptions = {}): Promise<TestStack> {

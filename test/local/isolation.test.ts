@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { RateGateStats } from '../../infra/local/ses-rate-gate';
 import type { Tenant, TestStack } from './helpers';
-import { admin, adminEnv, adminJson, clearEmails, provisionTenant, send, sentEmails, startSecondInstance, startTestStack } from './helpers';
+import { admin, adminEnv, adminJson, clearEmails, provisionTenant, send, sentEmails, startTestStack, useTwoInstances } from './helpers';
 
 const RATE = 10;
 
@@ -24,19 +24,15 @@ async function statuses(response: Response): Promise<string[]> {
 }
 
 describe('fair share of the account rate, across two instances', () => {
-  let first: TestStack;
-  let second: TestStack;
+  const stacks = useTwoInstances({ sesMaxSendRate: RATE });
+  let first!: TestStack;
+  let second!: TestStack;
   let newcomer: Tenant;
 
   beforeAll(async () => {
-    first = await startTestStack({ sesMaxSendRate: RATE });
-    second = await startSecondInstance(first);
+    ({ first, second } = stacks);
     newcomer = await provisionTenant(adminEnv(first));
   }, 60_000);
-  afterAll(async () => {
-    await second?.stop();
-    await first?.stop();
-  });
 
   it("sends a newcomer's small request within its share while another Organization floods, and SES gets exactly what was Sent", async () => {
     await clearEmails(first.sesUrl);

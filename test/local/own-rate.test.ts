@@ -4,9 +4,9 @@
  * limited to 1/s or 5/s still gets no more than that, from one instance or from two sharing the
  * table. Measured where it matters, at the SES endpoint: when each message arrived there.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Tenant, TestStack } from './helpers';
-import { adminEnv, adminJson, clearEmails, provisionTenant, send, sentEmails, startSecondInstance, startTestStack } from './helpers';
+import { adminEnv, adminJson, clearEmails, provisionTenant, send, sentEmails, useTwoInstances } from './helpers';
 
 const ACCOUNT_RATE = 20;
 
@@ -27,21 +27,17 @@ async function arrivals(sesUrl: string, tag: string): Promise<number[]> {
 }
 
 describe("an Organization's own rate on an idle account, one instance and two", () => {
-  let first: TestStack;
-  let second: TestStack;
+  const stacks = useTwoInstances({ sesMaxSendRate: ACCOUNT_RATE });
+  let first!: TestStack;
+  let second!: TestStack;
   let tenant: Tenant;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    first = await startTestStack({ sesMaxSendRate: ACCOUNT_RATE });
-    second = await startSecondInstance(first);
+    ({ first, second } = stacks);
     env = adminEnv(first);
     tenant = await provisionTenant(env);
   }, 60_000);
-  afterAll(async () => {
-    await second?.stop();
-    await first?.stop();
-  });
 
   // However the messages are spread, `k` of them after the first take at least (k - burst)/rate
   // seconds at a rate with that burst. The SES store stamps arrivals in whole seconds, hence the

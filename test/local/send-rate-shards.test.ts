@@ -8,14 +8,14 @@
  * What must hold whatever the load: SES got exactly what the API reported Sent, the gate refused
  * (almost) nothing, and the budget lived on the shards.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { shardCount } from '../../functions/shared/domain/budget-shards';
 import { itemKey } from '../../functions/shared/store/table';
 import type { RateGateStats } from '../../infra/local/ses-rate-gate';
 import type { TestStack } from './helpers';
-import { clearEmails, send, sentEmails, startSecondInstance, startTestStack } from './helpers';
+import { clearEmails, send, sentEmails, useTwoInstances } from './helpers';
 
 const RATE = 150;
 
@@ -35,17 +35,12 @@ async function outcomes(response: Response, count: number): Promise<string[]> {
 }
 
 describe('a split send budget on two instances', () => {
-  let first: TestStack;
-  let second: TestStack;
-
-  beforeAll(async () => {
-    first = await startTestStack({ sesMaxSendRate: RATE });
-    // The second learns the rate from GetAccount, through the same gate.
-    second = await startSecondInstance(first);
-  }, 60_000);
-  afterAll(async () => {
-    await second?.stop();
-    await first?.stop();
+  // The second learns the rate from GetAccount, through the same gate.
+  const stacks = useTwoInstances({ sesMaxSendRate: RATE });
+  let first!: TestStack;
+  let second!: TestStack;
+  beforeAll(() => {
+    ({ first, second } = stacks);
   });
 
   it('books on the shard items, and keeps both instances together within the rate with SES getting exactly what was Sent', async () => {

@@ -9,7 +9,7 @@ import { startSesEmulator } from '../../infra/local/emulators';
 import type { RateGateStats, RunningRateGate } from '../../infra/local/ses-rate-gate';
 import { startRateGate } from '../../infra/local/ses-rate-gate';
 import type { TestStack } from './helpers';
-import { clearEmails, send, sentEmails, startSecondInstance, startTestStack } from './helpers';
+import { clearEmails, send, sentEmails, useTwoInstances } from './helpers';
 
 const RATE = 10;
 
@@ -73,18 +73,13 @@ describe('the SES rate gate', () => {
 });
 
 describe('a local stack with SES_MAX_SEND_RATE', () => {
-  let first: TestStack;
-  let second: TestStack;
-
-  beforeAll(async () => {
-    // The rate is the gate's; the service is not told it and must learn it from GetAccount.
-    first = await startTestStack({ sesMaxSendRate: RATE });
-    // A second instance of the same deployment: the same table and the same SES endpoint.
-    second = await startSecondInstance(first);
-  }, 60_000);
-  afterAll(async () => {
-    await second?.stop();
-    await first?.stop();
+  // The rate is the gate's; the service is not told it and must learn it from GetAccount. The
+  // second instance is of the same deployment: the same table and the same SES endpoint.
+  const stacks = useTwoInstances({ sesMaxSendRate: RATE });
+  let first!: TestStack;
+  let second!: TestStack;
+  beforeAll(() => {
+    ({ first, second } = stacks);
   });
 
   it('sends every message of a batch above the rate, at the rate, with (almost) no throttled call', async () => {
