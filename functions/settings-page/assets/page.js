@@ -110,8 +110,13 @@ export async function copy(text, field) {
   }
 }
 
-/** Runs a key action with its button disabled; a Stop has already said what went wrong. */
+/**
+ * Runs a key action with its button disabled; a Stop has already said what went wrong. Chromium
+ * takes the focus off a button while it is disabled, so a keyboard user who pressed it is given it
+ * back, unless the action put the focus somewhere of its own.
+ */
 export async function act(button, action) {
+  const hadFocus = document.activeElement === button;
   button.disabled = true;
   say('');
   try {
@@ -120,6 +125,7 @@ export async function act(button, action) {
     if (!(error instanceof Stop)) say(`Something went wrong: ${error.message}`, true);
   } finally {
     button.disabled = false;
+    if (hadFocus && (document.activeElement === null || document.activeElement === document.body)) button.focus();
   }
 }
 
