@@ -8,38 +8,25 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Metafile } from 'esbuild';
-import { build } from 'esbuild';
-import { REPO_ROOT, sendEsbuildOptions } from '../infra/aws/send-bundle';
+import { buildFunction, SEND_ENTRY } from '../infra/aws/send-bundle';
+import { startupOutputs } from '../infra/aws/startup-chunk';
 import { INFRA_DEFAULTS, powertoolsTraceEnabled } from '../infra/aws/settings';
 import { median, round, summary } from './stats';
 
 const run = promisify(execFile);
 
-/** What the SES-only bundle holds: the least any function that sends through SES v2 must load. */
-const SES_ONLY_SOURCE = `
-import { SESv2Client } from '@aws-sdk/client-sesv2';
-const client = new SESv2Client({});
-export const handler = async () => ({ statusCode: 200, body: String(typeof client.send) });
-`;
-
 /**
- * What the handler cannot do without, and nothing of its own: the two SDK clients as the service
- * builds them, and Powertools Logger and Metrics. The distance from here to the handler is what
- * the service's own code and the tracer cost; from the SES-only bundle to here, the design.
+ * The baselines, built exactly as the functions are: the SES-only bundle (the least any function
+ * that sends through SES v2 must load) and the floor (the two SDK clients as the service builds
+ * them, and Powertools Logger and Metrics: what the handler cannot do without, and nothing of its
+ * own). The distance from SES-only to the floor is the design's; from the floor to the handler,
+ * the service's own code and the libraries it runs on.
  */
-const FLOOR_SOURCE = `
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
-import { createDynamoDbClient, createSesClient } from './functions/shared/runtime/clients';
-const ses = createSesClient({ region: process.env.AWS_REGION });
-const dynamodb = createDynamoDbClient({ region: process.env.AWS_REGION });
-const logger = new Logger({ serviceName: 'floor' });
-const metrics = new Metrics({ namespace: 'Floor', serviceName: 'floor' });
-export const handler = async () => ({ statusCode: 200, body: String([ses, dynamodb, logger, metrics].length) });
-`;
+const SES_ONLY_ENTRY = fileURLToPath(new URL('./baselines/ses-only/index.ts', import.meta.url));
+const FLOOR_ENTRY = fileURLToPath(new URL('./baselines/floor/index.ts', import.meta.url));
 
 /**
  * Runs in the fresh process: time from just before the import to just after it settles, and the
@@ -71,20 +58,6 @@ export interface ColdStartResult {
   readonly variants: Record<string, { importMs: ReturnType<typeof summary>; cpuMs: ReturnType<typeof summary>; sinceProcessStartMs: ReturnType<typeof summary> }>;
   /** The Node.js the imports ran in (`node --version`). */
   readonly node: string;
-}
-
-/** The entry's output and every chunk it imports statically: what a cold start reads. */
-function startupOutputs(metafile: Metafile): string[] {
-  // Chunks loaded by `import()` count as entry points too; the function's own is `index.mjs`.
-  const entry = Object.keys(metafile.outputs).find((path) => path.endsWith('/index.mjs')) ?? Object.keys(metafile.outputs)[0]!;
-  const seen = new Set<string>();
-  const visit = (path: string) => {
-    if (seen.has(path) || !metafile.outputs[path]) return;
-    seen.add(path);
-    for (const imported of metafile.outputs[path]!.imports) if (imported.kind === 'import-statement') visit(imported.path);
-  };
-  visit(entry);
-  return [...seen];
 }
 
 const startupBytes = (metafile: Metafile) => startupOutputs(metafile).reduce((sum, path) => sum + metafile.outputs[path]!.bytes, 0);
@@ -150,15 +123,11 @@ export async function measureColdStart(options: {
     const handlerFile = join(dir, 'handler', 'index.mjs');
     const sesOnlyFile = join(dir, 'ses-only', 'index.mjs');
     const floorFile = join(dir, 'floor', 'index.mjs');
-    // Each bundle as the stack builds the send function: split, so only what is imported
-    // statically is read at start-up (infra/aws/send-bundle.ts).
-    const handlerBuild = await build({ ...sendEsbuildOptions(join(dir, 'handler')), metafile: true });
-    const fromSource = async (outdir: string, contents: string) => {
-      const { entryPoints: _entry, ...shared } = sendEsbuildOptions(outdir);
-      return build({ ...shared, stdin: { contents, resolveDir: REPO_ROOT, loader: 'ts', sourcefile: 'index.ts' }, metafile: true });
-    };
-    const sesOnlyBuild = await fromSource(join(dir, 'ses-only'), SES_ONLY_SOURCE);
-    const floorBuild = await fromSource(join(dir, 'floor'), FLOOR_SOURCE);
+    // Each bundle as the stack builds the send function: split, with what a cold start reads in
+    // the entry and one chunk (infra/aws/send-bundle.ts).
+    const handlerBuild = await buildFunction(SEND_ENTRY, join(dir, 'handler'));
+    const sesOnlyBuild = await buildFunction(SES_ONLY_ENTRY, join(dir, 'ses-only'));
+    const floorBuild = await buildFunction(FLOOR_ENTRY, join(dir, 'floor'));
     const size = async (file: string) => (await stat(file)).size;
     const bundles = {
       handler: {

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Runtime } from 'aws-cdk-lib/aws-lambda';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { buildWithOneStartupChunk } from './startup-chunk';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const SEND_ENTRY = fileURLToPath(new URL('../../functions/send/index.ts', import.meta.url));
@@ -58,7 +59,8 @@ export const SEND_BUNDLING: BundlingOptions = {
  */
 export function splitEsbuildOptions(entry: string, outdir: string) {
   return {
-    entryPoints: [entry],
+    entryPoints: [entry] as [string],
+    absWorkingDir: REPO_ROOT,
     outdir,
     splitting: true,
     entryNames: 'index',
@@ -79,6 +81,12 @@ export function splitEsbuildOptions(entry: string, outdir: string) {
 
 /** The send function's: what the bench and the bundle tests build, as the stack does. */
 export const sendEsbuildOptions = (outdir: string) => splitEsbuildOptions(SEND_ENTRY, outdir);
+
+/**
+ * A function's asset as the stack deploys it: the split build, with all that a cold start reads
+ * in the entry and one chunk (infra/aws/startup-chunk.ts).
+ */
+export const buildFunction = (entry: string, outdir: string) => buildWithOneStartupChunk(splitEsbuildOptions(entry, outdir));
 
 /** `SEND_BUNDLING`, then the split build of infra/aws/split-bundle.ts over its output. */
 export function splitBundling(entry: string): BundlingOptions {

@@ -6,10 +6,9 @@
  */
 import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { build } from 'esbuild';
-import { REPO_ROOT, splitEsbuildOptions } from './send-bundle';
+import { buildFunction, REPO_ROOT } from './send-bundle';
 
 const [entry, outdir] = process.argv.slice(2);
 if (!entry || !outdir) throw new Error('usage: split-bundle.ts <entry> <output directory>');
 await rm(`${outdir}/chunks`, { recursive: true, force: true });
-await build(splitEsbuildOptions(resolve(REPO_ROOT, entry), outdir));
+await buildFunction(resolve(REPO_ROOT, entry), outdir);

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { build } from 'esbuild';
 import { Template } from 'aws-cdk-lib/assertions';
-import { CJS_REQUIRE_BANNER, REPO_ROOT, sendEsbuildOptions } from '../../infra/aws/send-bundle';
+import { CJS_REQUIRE_BANNER, REPO_ROOT, SEND_ENTRY, buildFunction, sendEsbuildOptions } from '../../infra/aws/send-bundle';
 import { buildStack } from './support';
 
 /** Well above today's ~1.2 MB: a jump past it means a dependency slipped in by accident. */
@@ -67,7 +67,7 @@ describe('send function bundle', () => {
     dir = mkdtempSync(join(tmpdir(), 'send-bundle-'));
     outfile = join(dir, 'index.mjs');
     const started = Date.now();
-    await build(sendEsbuildOptions(dir));
+    await buildFunction(SEND_ENTRY, dir);
     size = bundleFiles(dir).reduce((sum, file) => sum + statSync(join(dir, file)).size, 0);
     console.info(
       `send bundle: index.mjs ${(statSync(outfile).size / 1024).toFixed(0)} KiB, ${bundleFiles(dir).length - 1} chunks, ${(size / 1024).toFixed(0)} KiB in all, built in ${Date.now() - started} ms`,
@@ -106,6 +106,12 @@ describe('send function bundle', () => {
     const engine = 'Parse error on line';
     expect([...startup].filter((file) => readFileSync(join(dir, file), 'utf8').includes(engine))).toEqual([]);
     expect(files.filter((file) => !startup.has(file) && readFileSync(join(dir, file), 'utf8').includes(engine))).toHaveLength(1);
+  });
+
+  it('reads all it reads at start-up from two files, the entry and one chunk (infra/aws/startup-chunk.ts)', () => {
+    const startup = [...startupFiles(dir)];
+    expect(startup).toHaveLength(2);
+    expect(startup).toContain('index.mjs');
   });
 
   it('keeps nodemailer\'s extension table and the X-Ray SDK out of what a cold start reads: each is a chunk loaded on demand', () => {
@@ -217,6 +223,12 @@ describe('every function the stack deploys', () => {
     expect(functions.length).toBeGreaterThan(5);
     const importing = functions.filter(({ asset }) => [...startupFiles(asset)].some((file) => STATIC_HTTP.test(readFileSync(join(asset, file), 'utf8'))));
     expect(importing.map(({ id }) => id)).toEqual([]);
+  });
+
+  it('reads at start-up the entry and at most one chunk, each function (infra/aws/startup-chunk.ts)', () => {
+    const reads = functions.map(({ id, asset }) => ({ id, files: startupFiles(asset).size }));
+    expect(reads.filter(({ files }) => files > 2)).toEqual([]);
+    expect(reads.filter(({ files }) => files === 2).length).toBeGreaterThan(5);
   });
 
   it('loads alone in Node with its deployed settings and exports its handler, each split into an entry and chunks', () => {
