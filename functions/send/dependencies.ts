@@ -4,11 +4,12 @@
  * harness all build their dependencies here, each from a `Config` of its own, so they cannot
  * wire it differently.
  */
-import { TENANT_PAUSED_REASON } from '../shared/domain/reputation';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { SesMailer } from '../shared/mail/ses-mailer';
 import type { Mailer } from '../shared/mail/ports';
 import type { EventSink } from '../shared/mail/test-mailer';
-import { pauseOrganization } from '../shared/reputation/pause-organization';
 import type { ClientOptions } from '../shared/runtime/clients';
 import { createDynamoDbClient, createSesClient } from '../shared/runtime/clients';
 import type { Config } from '../shared/runtime/config';
@@ -17,13 +18,10 @@ import { createLogger, createMetrics } from '../shared/runtime/observability';
 import type { LocalParts } from '../shared/schedules/dependencies';
 import { createSchedulingDependencies } from '../shared/schedules/dependencies';
 import { createAccessStore } from '../shared/store/cached-access-store';
-import { DynamoDbDailyUsage } from '../shared/store/dynamodb-daily-usage';
-import { DynamoDbIdempotencyStore } from '../shared/store/dynamodb-idempotency-store';
-import { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
 import { DynamoDbSendBudget } from '../shared/store/dynamodb-send-budget';
-import { DynamoDbSuppressionStore } from '../shared/store/dynamodb-suppression-store';
-import { DynamoDbTemplateStore } from '../shared/templates/template-store';
-import { DynamoDbWebhookStore } from '../shared/webhooks/webhook-store';
+import type { DailyUsage, IdempotencyStore, SuppressionList } from '../shared/store/ports';
+import type { TemplateReader } from '../shared/templates/template-store';
+import type { WebhookOutbox } from '../shared/webhooks/queue';
 import { Pacer } from './pacing';
 import { pausingOnTenantRefusal } from './tenant-pause';
 import type { SendDependencies } from './send-request';
@@ -47,7 +45,32 @@ function lazyTestMailer(config: Config, clients: ClientOptions, localEvents: Eve
 }
 
 /**
- * Built once per function instance (or local stack), never per request. `local.outbox`: where the
+ * What `pausingOnTenantRefusal` calls when SES refuses a paused tenant: the pause and who hears of
+ * it, loaded the first time it happens (docs/reputation.md).
+ */
+function pauseOnTenantRefusal(dynamoDb: DynamoDBDocumentClient, tableName: string, parts: { logger: Logger; metrics: Metrics; outbox: WebhookOutbox | undefined }) {
+  return async (organizationId: string): Promise<void> => {
+    const [{ DynamoDbReputationStore }, { DynamoDbWebhookStore }, { pauseOrganization }, { TENANT_PAUSED_REASON }] = await Promise.all([
+      import('../shared/store/dynamodb-reputation-store'),
+      import('../shared/webhooks/webhook-store'),
+      import('../shared/reputation/pause-organization'),
+      import('../shared/domain/reputation'),
+    ]);
+    const { outbox, logger, metrics } = parts;
+    await pauseOrganization(organizationId, { at: new Date().toISOString(), reason: TENANT_PAUSED_REASON }, {
+      pauses: new DynamoDbReputationStore(dynamoDb, tableName),
+      notify: outbox && { webhooks: new DynamoDbWebhookStore(dynamoDb, tableName), outbox },
+      logger,
+      metrics,
+    });
+  };
+}
+
+/**
+ * Built once per function instance (or local stack), never per request. The adapters most sends
+ * never call (idempotency records, templates, suppression lists, daily quotas; schedules in
+ * `createSchedulingDependencies`) are imported with the first request that does (`deferred`), so
+ * a cold start reads none of their code (docs/performance.md, "Cold start"). `local.outbox`: where the
  * `organization.paused` webhook goes when SES refuses a paused tenant (the local stack's queue;
  * none in AWS, see functions/shared/reputation/pause-organization.ts).
  */
@@ -58,29 +81,24 @@ export function createDependencies(config: Config, clients: ClientOptions = {}, 
   const logger = createLogger();
   const metrics = createMetrics();
   const { outbox } = local;
-  const pauseDependencies = {
-    pauses: new DynamoDbReputationStore(dynamoDb, config.tableName),
-    notify: outbox && { webhooks: new DynamoDbWebhookStore(dynamoDb, config.tableName), outbox },
-    logger,
-    metrics,
-  };
+  const { tableName } = config;
   return {
     config,
     access,
-    idempotency: new DynamoDbIdempotencyStore(dynamoDb, config.tableName),
+    idempotency: deferred<IdempotencyStore>(
+      async () => new (await import('../shared/store/dynamodb-idempotency-store')).DynamoDbIdempotencyStore(dynamoDb, tableName),
+      { create: true, get: true, takeOver: true, checkpoints: true, checkpoint: true, complete: true },
+    ),
     // Only with tenants can SES pause one Organization; without them nothing is wrapped.
-    mailer:
-      config.sesTenants
-        ? pausingOnTenantRefusal(mailer, (organizationId) => pauseOrganization(organizationId, { at: new Date().toISOString(), reason: TENANT_PAUSED_REASON }, pauseDependencies))
-        : mailer,
-    suppressions: new DynamoDbSuppressionStore(dynamoDb, config.tableName),
-    pacer: new Pacer({ budget: new DynamoDbSendBudget(dynamoDb, config.tableName), quota: mailer, maxSendRate: config.sesMaxSendRate, now: Date.now }),
-    dailyUsage: new DynamoDbDailyUsage(dynamoDb, config.tableName),
+    mailer: config.sesTenants ? pausingOnTenantRefusal(mailer, pauseOnTenantRefusal(dynamoDb, tableName, { logger, metrics, outbox })) : mailer,
+    suppressions: deferred<SuppressionList>(async () => new (await import('../shared/store/dynamodb-suppression-store')).DynamoDbSuppressionStore(dynamoDb, tableName), { suppressed: true }),
+    pacer: new Pacer({ budget: new DynamoDbSendBudget(dynamoDb, tableName), quota: mailer, maxSendRate: config.sesMaxSendRate, now: Date.now }),
+    dailyUsage: deferred<DailyUsage>(async () => new (await import('../shared/store/dynamodb-daily-usage')).DynamoDbDailyUsage(dynamoDb, tableName), { take: true, giveBack: true, used: true }),
     logger,
     metrics,
     now: Date.now,
     scheduling: createSchedulingDependencies(config, dynamoDb, logger, clients, local),
-    templates: new DynamoDbTemplateStore(dynamoDb, config.tableName),
+    templates: deferred<TemplateReader>(async () => new (await import('../shared/templates/template-store')).DynamoDbTemplateStore(dynamoDb, tableName), { read: true }),
     testMailer: lazyTestMailer(config, clients, local.testEvents),
   };
 }

@@ -17,7 +17,8 @@ import { CONTENT_FIELDS, validateMessageContent } from './message-content';
 import type { SendAtRules } from './send-at';
 import { readSendAt } from './send-at';
 import type { TemplateUse } from '../shared/templates/template-rules';
-import { TEMPLATE_FIELD, WRITTEN_FIELDS, readTemplateUse } from './templated';
+import { TEMPLATE_FIELD } from '../shared/templates/template-rules';
+import { WRITTEN_FIELDS, readTemplateUse } from './templated';
 import { TRACKING_FIELD, readTrackingChoice } from './tracking';
 
 /** Amazon SES accepts at most 50 recipients per message. */

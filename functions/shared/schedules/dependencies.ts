@@ -2,7 +2,8 @@
  * The scheduling parts every function that touches schedules builds the same way (the send,
  * scheduled-send, cancel and settings functions): the schedule store, the timer (EventBridge Scheduler and
  * the schedule queue in AWS, the local stack's own locally), and the webhook notices. Apart from
- * the send function's composition root so the cancel function's bundle carries no mailer.
+ * the send function's composition root so the cancel function's bundle carries no mailer. Each is
+ * imported with its first use (`deferred`): most sends schedule nothing.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -11,12 +12,15 @@ import type { Config } from '../runtime/config';
 import { deferred, once } from '../runtime/deferred';
 import type { EventSink } from '../mail/test-mailer';
 import type { WebhookOutbox } from '../webhooks/queue';
-import { DynamoDbWebhookStore } from '../webhooks/webhook-store';
 import type { ScheduleNotices } from './notices';
-import { WebhookScheduleNotices } from './notices';
 import type { ScheduleStore } from './schedule-store';
-import { DynamoDbScheduleStore } from './schedule-store';
 import type { ScheduleTimer } from './timer';
+
+/** Every method of the schedule store, which its deferred port forwards. */
+const SCHEDULE_STORE_METHODS = {
+  create: true, remove: true, load: true, heads: true, claim: true, inFlight: true, finish: true,
+  retry: true, cancel: true, settleNotice: true, oweNotice: true, pending: true,
+} as const;
 
 /** What scheduling a message needs: where it is kept, what fires it, who hears of it. */
 export interface SchedulingDependencies {
@@ -58,9 +62,17 @@ export function createSchedulingDependencies(config: SchedulingConfig, dynamoDb:
           return new AwsScheduleTimer(createSchedulerClient(config, clients), await sqs(), scheduler);
         }, { arm: true, disarm: true })
       : NO_TIMER);
+  // The store and the notices are loaded with the first schedule too: the send function's cold
+  // start reads none of their code, and a function that always uses them loads them with its
+  // first request instead, which costs it the same.
   return {
-    schedules: new DynamoDbScheduleStore(dynamoDb, config.tableName),
+    schedules: deferred<ScheduleStore>(async () => new (await import('./schedule-store')).DynamoDbScheduleStore(dynamoDb, config.tableName), SCHEDULE_STORE_METHODS),
     timer,
-    notices: outbox && new WebhookScheduleNotices(new DynamoDbWebhookStore(dynamoDb, config.tableName), outbox, logger),
+    notices:
+      outbox &&
+      deferred<ScheduleNotices>(async () => {
+        const [{ WebhookScheduleNotices }, { DynamoDbWebhookStore }] = await Promise.all([import('./notices'), import('../webhooks/webhook-store')]);
+        return new WebhookScheduleNotices(new DynamoDbWebhookStore(dynamoDb, config.tableName), outbox, logger);
+      }, { notify: true }),
   };
 }

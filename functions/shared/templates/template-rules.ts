@@ -21,6 +21,9 @@ export const TEMPLATE_LIMITS = {
   renderSteps: 1_000_000,
 } as const;
 
+/** The send request's field naming a template to render (`Template: { Name, Version?, Variables }`). */
+export const TEMPLATE_FIELD = 'Template';
+
 export const TEMPLATE_FIELDS = ['Subject', 'TextContent', 'HtmlContent'] as const;
 export type TemplateField = (typeof TEMPLATE_FIELDS)[number];
 

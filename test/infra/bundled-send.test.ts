@@ -1,0 +1,212 @@
+/**
+ * The send function's asset, built as the stack builds it (split, everything a cold start reads in
+ * the entry and one chunk) and run alone, far from this repository's node_modules, in a fresh
+ * Node: every part a cold start does not read is loaded by the request that needs it, from the
+ * asset's own chunks, and works. The local stack and the other suites run the TypeScript sources,
+ * where an `import()` cannot go wrong the way a bundle's can (a chunk that re-exports the wrong
+ * names, a second copy of a shared module, a top-level await waiting for itself).
+ *
+ * DynamoDB is dynalite and SES the SES emulator, as everywhere; EventBridge Scheduler and SQS (a
+ * scheduled message: its timer, its `email.scheduled` webhook) are moto_server's, so this suite
+ * needs it (test/support/moto.ts: skipped on a laptop without it, a failure under CI).
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateScheduleGroupCommand, ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
+import { DynamoDbSuppressionStore } from '../../functions/shared/store/dynamodb-suppression-store';
+import { DynamoDbTemplateStore } from '../../functions/shared/templates/template-store';
+import { DynamoDbWebhookStore } from '../../functions/shared/webhooks/webhook-store';
+import { DynamoDbAdminStore } from '../../infra/admin/admin-store';
+import { OrganizationLimitsStore } from '../../infra/admin/limits-store';
+import { SEND_ENTRY, buildFunction } from '../../infra/aws/send-bundle';
+import { ensureTable, startDynamoDb, startSesEmulator } from '../../infra/local/emulators';
+import type { RunningService } from '../../infra/local/emulators';
+import { httpApiEvent } from '../support/events';
+import type { Moto } from '../support/moto';
+import { describeWithMoto, startMoto } from '../support/moto';
+import type { StoredEmail } from '../support/ses-store';
+import { sentEmails } from '../support/ses-store';
+
+const TABLE = 'bundled-send';
+const GROUP = 'EmailSendApi-ScheduleGroup-bundle';
+
+/** Loads the asset, calls its handler with each event in turn, prints the answers. */
+const DRIVER = `
+import { readFileSync } from 'node:fs';
+const [bundleUrl, eventsFile] = process.argv.slice(1);
+const { handler } = await import(bundleUrl);
+const answers = [];
+for (const event of JSON.parse(readFileSync(eventsFile, 'utf8'))) {
+  const context = { awsRequestId: event.requestContext.requestId, getRemainingTimeInMillis: () => 20000 };
+  const answer = await handler(event, context);
+  answers.push({ statusCode: answer.statusCode, headers: answer.headers, body: JSON.parse(answer.body) });
+}
+console.log('ANSWERS ' + JSON.stringify(answers));
+`;
+
+interface Answer {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: { Messages: { Status: string; MessageId?: string; ScheduleId?: string; Error?: { Code: string } }[] };
+}
+
+type StoredWithParts = StoredEmail & { headers?: { name: string; value: string }[]; attachments?: { contentType: string; filename: string }[] };
+
+describeWithMoto('the send function as deployed, alone in a fresh Node (dynalite, the SES emulator, moto_server)', () => {
+  let dir: string;
+  let dynamoDb: RunningService;
+  let ses: RunningService;
+  let moto: Moto;
+  let sqs: SQSClient;
+  let scheduler: SchedulerClient;
+  let env: NodeJS.ProcessEnv;
+  let webhookQueue: string;
+  let organizationId: string;
+  let liveKey: string;
+  let testKey: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'bundled-send-'));
+    [dynamoDb, ses, moto] = await Promise.all([startDynamoDb(), startSesEmulator(), startMoto(), buildFunction(SEND_ENTRY, join(dir, 'asset'))]);
+    const region = moto.config.region;
+    await ensureTable(new DynamoDBClient({ region, endpoint: dynamoDb.endpoint }), TABLE);
+    const documents = createDynamoDbClient({ region, dynamodbEndpoint: dynamoDb.endpoint });
+    const admin = new DynamoDbAdminStore(documents, TABLE);
+    const organization = await admin.createOrganization({ name: 'Bundled' });
+    organizationId = organization.id;
+    const [live, test] = await Promise.all([admin.createUser({ email: `${randomUUID()}@users.example.net` }), admin.createUser({ email: `${randomUUID()}@users.example.net` })]);
+    await Promise.all([admin.addMember(organizationId, live.id), admin.addMember(organizationId, test.id), admin.addSender(organizationId, { domain: 'example.com' })]);
+    liveKey = (await admin.generateKey(live.id)).key;
+    testKey = (await admin.generateKey(test.id, { test: true })).key;
+    // What only some Organizations have: a daily quota, a suppressed address, a webhook, a template.
+    await new OrganizationLimitsStore(documents, TABLE, () => new Date()).set(organizationId, { daily: 1_000 });
+    await new DynamoDbSuppressionStore(documents, TABLE).add(organizationId, [{ address: 'gone@example.org', reason: 'Bounce', at: new Date().toISOString() }]);
+    await new DynamoDbWebhookStore(documents, TABLE).put({ organizationId, url: 'https://hooks.example.com/in', sealedSecret: 'sealed', createdAt: new Date().toISOString() });
+    await new DynamoDbTemplateStore(documents, TABLE).save(organizationId, 'receipt', { Subject: 'Receipt {{order}}', TextContent: 'Order {{order}} is paid.' }, new Date());
+    documents.destroy();
+
+    sqs = new SQSClient(moto.config);
+    scheduler = new SchedulerClient(moto.config);
+    await scheduler.send(new CreateScheduleGroupCommand({ Name: GROUP }));
+    const wakeUps = (await sqs.send(new CreateQueueCommand({ QueueName: 'schedule-queue' }))).QueueUrl!;
+    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: wakeUps, AttributeNames: ['QueueArn'] }));
+    webhookQueue = (await sqs.send(new CreateQueueCommand({ QueueName: 'webhooks' }))).QueueUrl!;
+    env = {
+      PATH: process.env.PATH,
+      NODE_OPTIONS: '--enable-source-maps',
+      AWS_REGION: region,
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      TABLE_NAME: TABLE,
+      DYNAMODB_ENDPOINT: dynamoDb.endpoint,
+      SES_ENDPOINT: ses.endpoint,
+      AUTH_CACHE_SECONDS: '30',
+      WEBHOOK_QUEUE_URL: webhookQueue,
+      SCHEDULE_GROUP_NAME: GROUP,
+      SCHEDULE_TARGET_ARN: Attributes!.QueueArn!,
+      SCHEDULER_ROLE_ARN: 'arn:aws:iam::123456789012:role/scheduler',
+      SCHEDULE_DEAD_LETTER_ARN: Attributes!.QueueArn!,
+      SCHEDULE_QUEUE_URL: wakeUps,
+      AWS_ENDPOINT_URL_SQS: moto.config.endpoint,
+      AWS_ENDPOINT_URL_SCHEDULER: moto.config.endpoint,
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      POWERTOOLS_METRICS_DISABLED: 'true',
+    };
+  }, 120_000);
+
+  afterAll(async () => {
+    sqs?.destroy();
+    scheduler?.destroy();
+    await Promise.all([dynamoDb?.close(), ses?.close(), moto?.stop()]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /**
+   * One fresh Node process: the asset loaded, then each request sent to its handler in turn. Not
+   * synchronously: dynalite and the SES emulator answer from this process's event loop.
+   */
+  async function runAsset(requests: { key: string; messages: unknown[]; headers?: Record<string, string> }[], extraEnv: Record<string, string> = {}): Promise<Answer[]> {
+    const events = requests.map(({ key, messages, headers }) =>
+      httpApiEvent({ headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body: { OrganizationId: organizationId, Messages: messages } }),
+    );
+    const eventsFile = join(dir, `events-${randomUUID()}.json`);
+    writeFileSync(eventsFile, JSON.stringify(events));
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', DRIVER, pathToFileURL(join(dir, 'asset', 'index.mjs')).href, eventsFile], {
+      env: { ...env, ...extraEnv },
+      encoding: 'utf8',
+      timeout: 60_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return JSON.parse(stdout.split('\n').find((line) => line.startsWith('ANSWERS '))!.slice('ANSWERS '.length));
+  }
+
+  const stored = async (messageId: string | undefined) => (await sentEmails(ses.endpoint)).find((email) => email.messageId === messageId) as StoredWithParts | undefined;
+  const message = (overrides: Record<string, unknown>) => ({ To: ['alice@example.org'], From: 'noreply@example.com', Subject: 'Hello', TextContent: 'Hi.', ...overrides });
+
+  it('sends each kind of message, each loading what it needs on its first use', async () => {
+    const manyHeaders = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`X-Custom-${i + 1}`, `value ${i + 1}`]));
+    const inTwoHours = new Date(Date.now() + 2 * 3_600_000).toISOString();
+    const [plain, raw, attachment, templated, suppressed, keyed, replayed, scheduled, test] = await runAsset([
+      { key: liveKey, messages: [message({ Subject: 'Plain' })] },
+      // Past Simple content's 15 headers: composed as raw MIME by nodemailer, loaded for it.
+      { key: liveKey, messages: [message({ Subject: 'Raw', Headers: manyHeaders })] },
+      // No ContentType: nodemailer's extension table, loaded for it.
+      { key: liveKey, messages: [message({ Subject: 'Attached', Attachments: [{ FileName: 'report.pdf', Content: Buffer.from('%PDF-1.4').toString('base64') }] })] },
+      { key: liveKey, messages: [{ To: ['alice@example.org'], From: 'noreply@example.com', Template: { Name: 'receipt', Variables: { order: 'A-1' } } }] },
+      { key: liveKey, messages: [message({ To: ['gone@example.org'] })] },
+      { key: liveKey, messages: [message({ Subject: 'Keyed' })], headers: { 'idempotency-key': 'bundle-once' } },
+      { key: liveKey, messages: [message({ Subject: 'Keyed' })], headers: { 'idempotency-key': 'bundle-once' } },
+      { key: liveKey, messages: [message({ Subject: 'Later', SendAt: inTwoHours })] },
+      { key: testKey, messages: [message({ Subject: 'Test mode' })] },
+    ]);
+
+    expect(plain!.statusCode).toBe(200);
+    expect((await stored(plain!.body.Messages[0]!.MessageId))?.subject).toBe('Plain');
+
+    expect(raw!.body.Messages[0]!.Status).toBe('Sent');
+    const rawEmail = await stored(raw!.body.Messages[0]!.MessageId);
+    // The emulator keeps the header list of Simple content only: a raw message has none.
+    expect(rawEmail).toMatchObject({ subject: 'Raw' });
+    expect(rawEmail!.headers).toBeUndefined();
+
+    const attached = await stored(attachment!.body.Messages[0]!.MessageId);
+    expect(attached!.attachments).toEqual([expect.objectContaining({ filename: 'report.pdf', contentType: 'application/pdf' })]);
+
+    expect(templated!.body.Messages[0]!.Status).toBe('Sent');
+    expect(await stored(templated!.body.Messages[0]!.MessageId)).toMatchObject({ subject: 'Receipt A-1', body: { text: 'Order A-1 is paid.' } });
+
+    expect(suppressed!.body.Messages[0]).toMatchObject({ Status: 'Failed', Error: { Code: 'Suppressed' } });
+
+    expect(keyed!.body.Messages[0]!.Status).toBe('Sent');
+    expect(replayed!.headers['Idempotent-Replayed']).toBe('true');
+    expect(replayed!.body.Messages[0]!.MessageId).toBe(keyed!.body.Messages[0]!.MessageId);
+
+    const { ScheduleId } = scheduled!.body.Messages[0]!;
+    expect(scheduled!.body.Messages[0]!.Status).toBe('Scheduled');
+    const { Schedules = [] } = await scheduler.send(new ListSchedulesCommand({ GroupName: GROUP }));
+    expect(Schedules.map((schedule) => schedule.Name)).toContain(ScheduleId);
+    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: webhookQueue, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    expect(Messages.map((queued) => JSON.parse(JSON.parse(queued.Body!).payload))).toEqual([expect.objectContaining({ type: 'email.scheduled', data: expect.objectContaining({ ScheduleId }) })]);
+
+    expect(test!.body.Messages[0]!.MessageId).toMatch(/^test-/);
+    expect(await stored(test!.body.Messages[0]!.MessageId)).toBeUndefined();
+  }, 90_000);
+
+  it('loads with traceSdkCalls on, whose tracer the entry awaits at start-up from a chunk of its own, and sends', async () => {
+    const [answer] = await runAsset([{ key: liveKey, messages: [message({ Subject: 'Traced' })] }], {
+      AWS_LAMBDA_FUNCTION_NAME: 'email-send-api-bundle-test',
+      POWERTOOLS_TRACE_ENABLED: 'true',
+      AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
+    });
+    expect(answer).toMatchObject({ statusCode: 200, body: { Messages: [{ Status: 'Sent' }] } });
+  }, 60_000);
+});
