@@ -13,8 +13,8 @@
  *   request.
  */
 import { createHash } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import { isAccessToken, jwtHeader } from '../shared/auth/token-kind';
+import { ExpiringCache } from '../shared/runtime/expiring-cache';
 import { IdentityProviderUnavailableProblem, InvalidAccessTokenProblem, NoAccessProblem } from './problems';
 
 /** The claims API Gateway hands on (values may arrive as strings, as it passes them). */
@@ -43,9 +43,11 @@ const tokenOf = (authorization: string | undefined) => /^Bearer\s+(\S+)$/i.exec(
 
 export class IdentityResolver {
   private endpoint: Promise<string> | undefined;
-  private readonly answers = new LRUCache<string, Identity>({ max: 1_000 });
+  private readonly answers: ExpiringCache<string, Identity>;
 
-  constructor(private readonly options: IdentityOptions) {}
+  constructor(private readonly options: IdentityOptions) {
+    this.answers = new ExpiringCache({ max: 1_000, ...(options.now && { now: options.now }) });
+  }
 
   async resolve(claims: Claims | undefined, authorization: string | undefined): Promise<Identity> {
     const subject = claims?.sub;
@@ -64,7 +66,7 @@ export class IdentityResolver {
     const now = (this.options.now ?? Date.now)();
     const expiresAt = Number(claims?.exp) * 1_000;
     const ttl = Math.min(MAX_CACHE_MS, Number.isFinite(expiresAt) ? expiresAt - now : 0);
-    if (ttl > 0) this.answers.set(cacheKey, identity, { ttl });
+    this.answers.set(cacheKey, identity, ttl);
     return identity;
   }
 

@@ -2,16 +2,16 @@
  * Rendering the templated messages of a send request (templated.ts says what and why): imported
  * with the first templated message, so a send without one reads none of it, nor the engine.
  */
-import { LRUCache } from 'lru-cache';
 import { ValidationProblem } from '../shared/http/problems';
 import type { FieldProblem } from '../shared/http/problems';
+import { ExpiringCache } from '../shared/runtime/expiring-cache';
 import { loadEngine, renderWith } from '../shared/templates/rendering';
 import type { TemplateReference, TemplateUse, TemplateVersion } from '../shared/templates/template-rules';
 import { TEMPLATE_FIELD } from '../shared/templates/template-rules';
 import type { TemplateReader } from '../shared/templates/template-store';
 
 /** Explicit versions, per instance: they never change. A deleted template's stays sendable here for at most this long. */
-const versions = new LRUCache<string, TemplateVersion>({ max: 200, ttl: 60_000 });
+const versions = new ExpiringCache<string, TemplateVersion>({ max: 200, ttlMs: 60_000 });
 
 async function readOnce(reader: TemplateReader, organizationId: string, name: string, version: number | undefined): Promise<TemplateVersion | undefined> {
   const key = `${organizationId}\n${name}\n${version}`;

@@ -8,9 +8,9 @@
  * The engine is imported on first use only: a send without a template never loads Handlebars.
  * Compiled templates are kept per instance by (Organization, name, version): versions never change.
  */
-import { LRUCache } from 'lru-cache';
 import { CONTROL_CHARACTERS, MAX_SUBJECT_LENGTH } from '../domain/header-safety';
 import { codePointLength, isWellFormedText } from '../domain/unicode';
+import { ExpiringCache } from '../runtime/expiring-cache';
 import type { FieldProblem } from '../http/problems';
 import type { Rendered } from './engine';
 import type { TemplateVersion } from './template-rules';
@@ -22,7 +22,7 @@ let engine: Promise<Engine> | undefined;
 export const loadEngine = (): Promise<Engine> => (engine ??= import('./engine'));
 
 type Compiled = ReturnType<Engine['compileTemplate']>;
-const compiledCache = new LRUCache<string, Compiled>({ max: 500 });
+const compiledCache = new ExpiringCache<string, Compiled>({ max: 500 });
 
 export interface RenderedMessage {
   readonly subject: string;

@@ -1,0 +1,65 @@
+import { describe, expect, it } from '@jest/globals';
+import { ExpiringCache } from '../../functions/shared/runtime/expiring-cache';
+
+/** A clock the test moves by hand. */
+function clock(start = 1_000_000) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => void (now += ms) };
+}
+
+describe('ExpiringCache', () => {
+  it('answers an entry until its time-to-live has passed, and never after', () => {
+    const time = clock();
+    const cache = new ExpiringCache<string, number>({ max: 10, ttlMs: 1_000, now: time.now });
+    cache.set('a', 1);
+    time.advance(999);
+    expect(cache.get('a')).toBe(1);
+    time.advance(1);
+    expect(cache.get('a')).toBeUndefined();
+    // Set again, it lives again.
+    cache.set('a', 2);
+    expect(cache.get('a')).toBe(2);
+  });
+
+  it('takes a time-to-live per entry, keeps nothing for one of 0 or less, and without one keeps an entry until it is pushed out', () => {
+    const time = clock();
+    const cache = new ExpiringCache<string, string>({ max: 10, now: time.now });
+    cache.set('short', 'x', 10);
+    cache.set('none', 'y', 0);
+    cache.set('gone', 'z', -5);
+    cache.set('forever', 'w');
+    time.advance(10 * 365 * 24 * 3_600_000);
+    expect([cache.get('short'), cache.get('none'), cache.get('gone'), cache.get('forever')]).toEqual([undefined, undefined, undefined, 'w']);
+  });
+
+  it('holds at most max entries, pushing out the least recently used', () => {
+    const cache = new ExpiringCache<string, number>({ max: 2 });
+    cache.set('a', 1);
+    cache.set('b', 2);
+    expect(cache.get('a')).toBe(1); // a is now the most recently used
+    cache.set('c', 3);
+    expect([cache.get('a'), cache.get('b'), cache.get('c')]).toEqual([1, undefined, 3]);
+  });
+
+  it('replaces a live entry\'s value without extending its life, and does nothing for a missing or expired one', () => {
+    const time = clock();
+    const cache = new ExpiringCache<string, string>({ max: 10, ttlMs: 1_000, now: time.now });
+    cache.set('key', 'first');
+    time.advance(600);
+    cache.replace('key', 'second');
+    expect(cache.get('key')).toBe('second');
+    time.advance(400);
+    expect(cache.get('key')).toBeUndefined();
+    cache.replace('key', 'third');
+    cache.replace('never', 'fourth');
+    expect([cache.get('key'), cache.get('never')]).toEqual([undefined, undefined]);
+  });
+
+  it('takes any string as a key, those of Object.prototype too', () => {
+    const cache = new ExpiringCache<string, number>({ max: 10 });
+    expect([cache.get('__proto__'), cache.get('constructor'), cache.get('toString')]).toEqual([undefined, undefined, undefined]);
+    cache.set('__proto__', 1);
+    cache.set('constructor', 2);
+    expect([cache.get('__proto__'), cache.get('constructor'), cache.get('hasOwnProperty')]).toEqual([1, 2, undefined]);
+  });
+});
