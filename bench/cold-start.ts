@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import type { Metafile } from 'esbuild';
 import { buildFunction, SEND_ENTRY } from '../infra/aws/send-bundle';
 import { startupOutputs } from '../infra/aws/startup-chunk';
+import { TASKSET } from './options';
 import { INFRA_DEFAULTS, powertoolsTraceEnabled } from '../infra/aws/settings';
 import { median, round, summary } from './stats';
 
@@ -58,6 +59,8 @@ export interface ColdStartResult {
   readonly variants: Record<string, { importMs: ReturnType<typeof summary>; cpuMs: ReturnType<typeof summary>; sinceProcessStartMs: ReturnType<typeof summary> }>;
   /** The Node.js the imports ran in (`node --version`). */
   readonly node: string;
+  /** The one CPU the imports ran on, or undefined: any. */
+  readonly cpu: number | undefined;
 }
 
 const startupBytes = (metafile: Metafile) => startupOutputs(metafile).reduce((sum, path) => sum + metafile.outputs[path]!.bytes, 0);
@@ -115,8 +118,16 @@ export async function measureColdStart(options: {
   readonly progress: (line: string) => void;
   /** The node binary to import in (default: this process's). */
   readonly node?: string | undefined;
+  /**
+   * The one CPU every import runs on (with taskset), or undefined: any. A Lambda function of
+   * 1,024 MB gets about 0.6 of a vCPU, all its threads together, so V8's compiler and garbage
+   * collector threads cannot run beside the import on a second core there; pinned, they cannot
+   * here either, and the figures no longer move with what else the machine's cores are doing.
+   */
+  readonly cpu?: number | undefined;
 }): Promise<ColdStartResult> {
   const node = options.node ?? process.execPath;
+  const pinned = (args: string[]): [string, string[]] => (options.cpu === undefined ? [node, args] : [TASKSET!, ['-c', String(options.cpu), node, ...args]]);
   const nodeVersion = (await run(node, ['--version'])).stdout.trim();
   const dir = await mkdtemp(join(tmpdir(), 'email-send-api-bench-'));
   try {
@@ -146,7 +157,7 @@ export async function measureColdStart(options: {
     // One warm-up each (file system cache), then the variants take turns so drift hits all alike.
     for (let round = -1; round < options.runs; round++) {
       for (const variant of options.variants) {
-        const { stdout } = await run(node, ['--enable-source-maps', '--input-type=module', '-e', PROBE, files[variant.bundle]], {
+        const { stdout } = await run(...pinned(['--enable-source-maps', '--input-type=module', '-e', PROBE, files[variant.bundle]]), {
           env: variant.env,
           timeout: 30_000,
           maxBuffer: 1024 * 1024,
@@ -163,8 +174,9 @@ export async function measureColdStart(options: {
     const variants = Object.fromEntries(
       Object.entries(samples).map(([name, s]) => [name, { importMs: summary(s.importMs), cpuMs: summary(s.cpuMs), sinceProcessStartMs: summary(s.sinceProcessStartMs) }]),
     );
-    for (const [name, s] of Object.entries(samples)) options.progress(`cold init ${name} (Node ${nodeVersion}): import median ${round(median(s.importMs))} ms, CPU ${round(median(s.cpuMs))} ms`);
-    return { bundles, variants, node: nodeVersion };
+    const on = options.cpu === undefined ? 'any CPU' : `CPU ${options.cpu} only`;
+    for (const [name, s] of Object.entries(samples)) options.progress(`cold init ${name} (Node ${nodeVersion}, ${on}): import median ${round(median(s.importMs))} ms, CPU ${round(median(s.cpuMs))} ms`);
+    return { bundles, variants, node: nodeVersion, cpu: options.cpu };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

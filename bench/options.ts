@@ -1,5 +1,6 @@
 /** The benchmark's command line: flags, each with an environment variable and a default. */
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULTS } from '../functions/shared/runtime/config';
 
@@ -30,6 +31,8 @@ export interface BenchOptions {
   readonly coldOnly: boolean;
   /** The Node.js the cold init imports run in (undefined: this one), e.g. the Lambda runtime's major. */
   readonly coldNode: string | undefined;
+  /** The one CPU the cold init imports run on (`taskset`), or undefined: any (bench/cold-start.ts). */
+  readonly coldCpu: number | undefined;
 }
 
 interface Spec {
@@ -51,7 +54,7 @@ const NUMBERS = {
   concurrency: { flag: 'concurrency', env: 'BENCH_CONCURRENCY', fallback: DEFAULTS.sendConcurrency, min: 1, max: 256, help: "SEND_CONCURRENCY of the stack, and the hand-written pool's size" },
   connections: { flag: 'connections', env: 'BENCH_CONNECTIONS', fallback: 32, quick: 16, min: 1, max: 1_000, help: 'concurrent connections of the load test' },
   durationSeconds: { flag: 'duration', env: 'BENCH_DURATION', fallback: 15, quick: 4, min: 1, max: 600, help: 'seconds of the load test' },
-  coldRuns: { flag: 'cold-runs', env: 'BENCH_COLD_RUNS', fallback: 15, quick: 5, min: 1, max: 100, help: 'fresh node processes per bundle for the cold init' },
+  coldRuns: { flag: 'cold-runs', env: 'BENCH_COLD_RUNS', fallback: 30, quick: 5, min: 1, max: 100, help: 'fresh node processes per bundle for the cold init' },
   missSamples: { flag: 'miss-samples', env: 'BENCH_MISS_SAMPLES', fallback: 5, quick: 2, min: 1, max: 100, help: 'fresh tenants used to count DynamoDB requests on a miss and a hit' },
   attachmentBytes: { flag: 'attachment-bytes', env: 'BENCH_ATTACHMENT_BYTES', fallback: 0, min: 0, max: 38_000, help: 'a PDF of this many bytes attached to every message, of the API and of the direct SendEmail alike (0: none; 38000 keeps a 100-message batch under 5 MiB)' },
   maxMinutes: { flag: 'max-minutes', env: 'BENCH_MAX_MINUTES', fallback: 10, min: 1, max: 120, help: 'the run is aborted (exit 2) if it takes longer than this' },
@@ -93,11 +96,26 @@ export function helpText(): string {
     '  --cold                  only the cold init rows (d): --cold-runs fresh node processes per bundle',
     '  --node <path>           the node binary the cold init imports run in (default: this one; env BENCH_NODE),',
     '                          e.g. the Node.js major Lambda runs (see docs/performance.md, "Cold start")',
+    '  --cold-cpu <n|none>     the one CPU the cold init imports run on, with taskset, as a Lambda function of',
+    '                          1,024 MB gets about 0.6 of one (default: the last CPU when taskset is there;',
+    '                          "none": any; env BENCH_COLD_CPU)',
     '  -h, --help              this text',
     '',
     'Exit status: 0 when the run completed, even with targets missed (it is a report); 1 on a',
     'crash; 2 when --max-minutes ran out.',
   ].join('\n');
+}
+
+/** `taskset` (util-linux), which pins a process to one CPU; absent, the cold init runs unpinned. */
+export const TASKSET = ['/usr/bin/taskset', '/bin/taskset'].find((path) => existsSync(path));
+
+function readColdCpu(raw: string | undefined): number | undefined {
+  if (raw === 'none') return undefined;
+  if (raw === undefined || raw === '') return TASKSET ? availableParallelism() - 1 : undefined;
+  const cpu = Number(raw);
+  if (!Number.isInteger(cpu) || cpu < 0 || cpu >= availableParallelism()) throw new OptionsError(`--cold-cpu (BENCH_COLD_CPU) must be a CPU from 0 to ${availableParallelism() - 1}, or "none", got "${raw}"`);
+  if (!TASKSET) throw new OptionsError('--cold-cpu needs taskset (util-linux), which is not on this machine; pass "none"');
+  return cpu;
 }
 
 export class OptionsError extends Error {
@@ -121,6 +139,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
       tracking: { type: 'boolean' },
       cold: { type: 'boolean' },
       node: { type: 'string' },
+      'cold-cpu': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -155,5 +174,7 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
   const coldNode = ((values.node as string | undefined) ?? env.BENCH_NODE)?.trim() || undefined;
   if (coldNode !== undefined && !existsSync(coldNode)) throw new OptionsError(`--node (BENCH_NODE) must name a node binary, got "${coldNode}", which does not exist`);
 
-  return { ...numbers, coldNode, sweep: [...new Set(sweep)], rateOnly: values['rate-only'] === true || env.BENCH_RATE_ONLY === '1', templatesOnly: values.templates === true || env.BENCH_TEMPLATES_ONLY === '1', scaleOnly: values.scale === true || env.BENCH_SCALE_ONLY === '1', trackingOnly: values.tracking === true || env.BENCH_TRACKING_ONLY === '1', coldOnly: values.cold === true || env.BENCH_COLD_ONLY === '1', out: (values.out as string | undefined) ?? env.BENCH_OUT ?? DEFAULT_OUT };
+  const coldCpu = readColdCpu(((values['cold-cpu'] as string | undefined) ?? env.BENCH_COLD_CPU)?.trim());
+
+  return { ...numbers, coldNode, coldCpu, sweep: [...new Set(sweep)], rateOnly: values['rate-only'] === true || env.BENCH_RATE_ONLY === '1', templatesOnly: values.templates === true || env.BENCH_TEMPLATES_ONLY === '1', scaleOnly: values.scale === true || env.BENCH_SCALE_ONLY === '1', trackingOnly: values.tracking === true || env.BENCH_TRACKING_ONLY === '1', coldOnly: values.cold === true || env.BENCH_COLD_ONLY === '1', out: (values.out as string | undefined) ?? env.BENCH_OUT ?? DEFAULT_OUT };
 }

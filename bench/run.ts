@@ -108,12 +108,12 @@ async function runTrackingOnly(options: BenchOptions): Promise<void> {
 
 /** Only the cold init rows (d), to measure a change to the bundle in a minute. */
 async function runColdOnly(options: BenchOptions): Promise<void> {
-  const coldStart = await measureColdStart({ runs: options.coldRuns, progress, variants: coldVariants(), node: options.coldNode });
+  const coldStart = await measureColdStart({ runs: options.coldRuns, progress, variants: coldVariants(), node: options.coldNode, cpu: options.coldCpu });
   const load = loadavg().map((n) => round(n, 2)).join(' ');
   const outFile = resolve(options.out);
   await mkdir(dirname(outFile), { recursive: true });
   await writeFile(outFile, `${JSON.stringify({ schema: 'email-send-api/bench-cold/1', at: new Date().toISOString(), loadAverage: load, coldStart }, null, 2)}\n`);
-  process.stdout.write(`\n${renderColdRows(coldStart)}\n\nNode ${coldStart.node} · ${availableParallelism()} CPUs · load average ${load}\nFigures written to ${relative(process.cwd(), outFile)}\n`);
+  process.stdout.write(`\n${renderColdRows(coldStart)}\n\nNode ${coldStart.node} · ${availableParallelism()} CPUs, the imports on ${coldStart.cpu === undefined ? "any" : `CPU ${coldStart.cpu} only`} · load average ${load}\nFigures written to ${relative(process.cwd(), outFile)}\n`);
 }
 
 async function run(options: BenchOptions): Promise<void> {
@@ -217,7 +217,7 @@ async function run(options: BenchOptions): Promise<void> {
 
   // Last, with the emulators gone: fresh processes are the most sensitive to a busy machine.
   progress(`cold init: bundling and importing each bundle in ${options.coldRuns} fresh node processes…`);
-  const coldStart = await measureColdStart({ runs: options.coldRuns, progress, variants: coldVariants(), node: options.coldNode });
+  const coldStart = await measureColdStart({ runs: options.coldRuns, progress, variants: coldVariants(), node: options.coldNode, cpu: options.coldCpu });
   clearTimeout(watchdog);
 
   const results: BenchResults & { rate: RateScenario[]; fairness: FairnessScenario[]; tracking: TrackingBench } = { ...measured, coldStart, rate, fairness, tracking };
@@ -226,6 +226,7 @@ async function run(options: BenchOptions): Promise<void> {
   const environment = {
     node: process.version,
     coldInitNode: coldStart.node,
+    coldInitCpu: coldStart.cpu ?? "any",
     platform: `${process.platform} ${process.arch}`,
     cpus: availableParallelism(),
     cpuModel: cpus()[0]?.model,

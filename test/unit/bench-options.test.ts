@@ -1,0 +1,24 @@
+import { availableParallelism } from 'node:os';
+import { describe, expect, it } from '@jest/globals';
+import { OptionsError, TASKSET, parseOptions } from '../../bench/options';
+
+describe('the bench\'s cold init options', () => {
+  it('runs the imports on the last CPU when taskset is there, on any when told "none", and on the one named', () => {
+    const last = availableParallelism() - 1;
+    const options = (argv: string[], env: Record<string, string> = {}) => parseOptions(argv, env) as Exclude<ReturnType<typeof parseOptions>, 'help'>;
+    expect(options([]).coldCpu).toBe(TASKSET ? last : undefined);
+    expect(options(['--cold-cpu', 'none']).coldCpu).toBeUndefined();
+    expect(options([], { BENCH_COLD_CPU: 'none' }).coldCpu).toBeUndefined();
+    if (TASKSET) expect(options(['--cold-cpu', '0']).coldCpu).toBe(0);
+  });
+
+  it('refuses a CPU the machine does not have, or that is no number', () => {
+    expect(() => parseOptions(['--cold-cpu', String(availableParallelism())], {})).toThrow(OptionsError);
+    expect(() => parseOptions(['--cold-cpu', 'first'], {})).toThrow(/--cold-cpu \(BENCH_COLD_CPU\) must be a CPU from 0/);
+  });
+
+  it('takes 30 fresh processes per bundle for the cold init, 5 in a quick run', () => {
+    expect((parseOptions([], {}) as { coldRuns: number }).coldRuns).toBe(30);
+    expect((parseOptions(['--quick'], {}) as { coldRuns: number }).coldRuns).toBe(5);
+  });
+});
