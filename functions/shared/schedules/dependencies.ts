@@ -70,9 +70,31 @@ export function createSchedulingDependencies(config: SchedulingConfig, dynamoDb:
     timer,
     notices:
       outbox &&
-      deferred<ScheduleNotices>(async () => {
+      noticesOnFirstUse(async () => {
         const [{ WebhookScheduleNotices }, { DynamoDbWebhookStore }] = await Promise.all([import('./notices'), import('../webhooks/webhook-store')]);
         return new WebhookScheduleNotices(new DynamoDbWebhookStore(dynamoDb, config.tableName), outbox, logger);
-      }, { notify: true }),
+      }, logger),
+  };
+}
+
+/**
+ * The schedule webhooks, loaded with the first one. Like `WebhookScheduleNotices`, `notify` never
+ * throws: its callers have already sent, scheduled or finished what it reports, and a lost notice
+ * must not fail that (a send request answered 500 after sending would be sent again by a retry).
+ * A notice whose code cannot even be loaded is lost and said so; the next one tries the load again.
+ */
+export function noticesOnFirstUse(load: () => Promise<ScheduleNotices>, logger: Pick<Logger, 'warn'>): ScheduleNotices {
+  const notices = once(load);
+  return {
+    async notify(event) {
+      let loaded: ScheduleNotices;
+      try {
+        loaded = await notices();
+      } catch (error) {
+        logger.warn('could not queue a schedule webhook', { scheduleId: event.scheduleId, status: event.status, error: error as Error });
+        return;
+      }
+      await loaded.notify(event);
+    },
   };
 }
