@@ -50,19 +50,25 @@ function lazyTestMailer(config: Config, clients: ClientOptions, localEvents: Eve
  */
 function pauseOnTenantRefusal(dynamoDb: DynamoDBDocumentClient, tableName: string, parts: { logger: Logger; metrics: Metrics; outbox: WebhookOutbox | undefined }) {
   return async (organizationId: string): Promise<void> => {
-    const [{ DynamoDbReputationStore }, { DynamoDbWebhookStore }, { pauseOrganization }, { TENANT_PAUSED_REASON }] = await Promise.all([
-      import('../shared/store/dynamodb-reputation-store'),
-      import('../shared/webhooks/webhook-store'),
-      import('../shared/reputation/pause-organization'),
-      import('../shared/domain/reputation'),
-    ]);
     const { outbox, logger, metrics } = parts;
-    await pauseOrganization(organizationId, { at: new Date().toISOString(), reason: TENANT_PAUSED_REASON }, {
-      pauses: new DynamoDbReputationStore(dynamoDb, tableName),
-      notify: outbox && { webhooks: new DynamoDbWebhookStore(dynamoDb, tableName), outbox },
-      logger,
-      metrics,
-    });
+    try {
+      const [{ DynamoDbReputationStore }, { DynamoDbWebhookStore }, { pauseOrganization }, { TENANT_PAUSED_REASON }] = await Promise.all([
+        import('../shared/store/dynamodb-reputation-store'),
+        import('../shared/webhooks/webhook-store'),
+        import('../shared/reputation/pause-organization'),
+        import('../shared/domain/reputation'),
+      ]);
+      await pauseOrganization(organizationId, { at: new Date().toISOString(), reason: TENANT_PAUSED_REASON }, {
+        pauses: new DynamoDbReputationStore(dynamoDb, tableName),
+        notify: outbox && { webhooks: new DynamoDbWebhookStore(dynamoDb, tableName), outbox },
+        logger,
+        metrics,
+      });
+    } catch (error) {
+      // The message's result stands either way (tenant-pause.ts); SES keeps refusing the tenant, so
+      // the next refused send tries the pause again.
+      logger.warn('could not pause an Organization whose tenant SES refused', { organizationId, error: error as Error });
+    }
   };
 }
 

@@ -6,13 +6,16 @@
  * where an `import()` cannot go wrong the way a bundle's can (a chunk that re-exports the wrong
  * names, a second copy of a shared module, a top-level await waiting for itself).
  *
- * DynamoDB is dynalite and SES the SES emulator, as everywhere; EventBridge Scheduler and SQS (a
- * scheduled message: its timer, its `email.scheduled` webhook) are moto_server's, so this suite
- * needs it (test/support/moto.ts: skipped on a laptop without it, a failure under CI).
+ * DynamoDB is dynalite and SES the SES emulator, as everywhere (and, for a tenant SES refuses, a
+ * stand-in answering as SES does); EventBridge Scheduler and SQS (a scheduled message: its timer,
+ * its `email.scheduled` webhook) are moto_server's, so this suite needs it (test/support/moto.ts:
+ * skipped on a laptop without it, a failure under CI).
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -21,6 +24,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateScheduleGroupCommand, ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { DynamoDbSuppressionStore } from '../../functions/shared/store/dynamodb-suppression-store';
 import { DynamoDbTemplateStore } from '../../functions/shared/templates/template-store';
@@ -56,7 +60,7 @@ console.log('ANSWERS ' + JSON.stringify(answers));
 interface Answer {
   statusCode: number;
   headers: Record<string, string>;
-  body: { Messages: { Status: string; MessageId?: string; ScheduleId?: string; Error?: { Code: string } }[] };
+  body: { Messages: { Status: string; MessageId?: string; ScheduleId?: string; Error?: { Code: string } }[]; type?: string };
 }
 
 type StoredWithParts = StoredEmail & { headers?: { name: string; value: string }[]; attachments?: { contentType: string; filename: string }[] };
@@ -70,6 +74,8 @@ describeWithMoto('the send function as deployed, alone in a fresh Node (dynalite
   let scheduler: SchedulerClient;
   let env: NodeJS.ProcessEnv;
   let webhookQueue: string;
+  let documents: DynamoDBDocumentClient;
+  let admin: DynamoDbAdminStore;
   let organizationId: string;
   let liveKey: string;
   let testKey: string;
@@ -79,8 +85,8 @@ describeWithMoto('the send function as deployed, alone in a fresh Node (dynalite
     [dynamoDb, ses, moto] = await Promise.all([startDynamoDb(), startSesEmulator(), startMoto(), buildFunction(SEND_ENTRY, join(dir, 'asset'))]);
     const region = moto.config.region;
     await ensureTable(new DynamoDBClient({ region, endpoint: dynamoDb.endpoint }), TABLE);
-    const documents = createDynamoDbClient({ region, dynamodbEndpoint: dynamoDb.endpoint });
-    const admin = new DynamoDbAdminStore(documents, TABLE);
+    documents = createDynamoDbClient({ region, dynamodbEndpoint: dynamoDb.endpoint });
+    admin = new DynamoDbAdminStore(documents, TABLE);
     const organization = await admin.createOrganization({ name: 'Bundled' });
     organizationId = organization.id;
     const [live, test] = await Promise.all([admin.createUser({ email: `${randomUUID()}@users.example.net` }), admin.createUser({ email: `${randomUUID()}@users.example.net` })]);
@@ -92,7 +98,6 @@ describeWithMoto('the send function as deployed, alone in a fresh Node (dynalite
     await new DynamoDbSuppressionStore(documents, TABLE).add(organizationId, [{ address: 'gone@example.org', reason: 'Bounce', at: new Date().toISOString() }]);
     await new DynamoDbWebhookStore(documents, TABLE).put({ organizationId, url: 'https://hooks.example.com/in', sealedSecret: 'sealed', createdAt: new Date().toISOString() });
     await new DynamoDbTemplateStore(documents, TABLE).save(organizationId, 'receipt', { Subject: 'Receipt {{order}}', TextContent: 'Order {{order}} is paid.' }, new Date());
-    documents.destroy();
 
     sqs = new SQSClient(moto.config);
     scheduler = new SchedulerClient(moto.config);
@@ -124,6 +129,7 @@ describeWithMoto('the send function as deployed, alone in a fresh Node (dynalite
   }, 120_000);
 
   afterAll(async () => {
+    documents?.destroy();
     sqs?.destroy();
     scheduler?.destroy();
     await Promise.all([dynamoDb?.close(), ses?.close(), moto?.stop()]);
@@ -134,9 +140,9 @@ describeWithMoto('the send function as deployed, alone in a fresh Node (dynalite
    * One fresh Node process: the asset loaded, then each request sent to its handler in turn. Not
    * synchronously: dynalite and the SES emulator answer from this process's event loop.
    */
-  async function runAsset(requests: { key: string; messages: unknown[]; headers?: Record<string, string> }[], extraEnv: Record<string, string> = {}): Promise<Answer[]> {
-    const events = requests.map(({ key, messages, headers }) =>
-      httpApiEvent({ headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body: { OrganizationId: organizationId, Messages: messages } }),
+  async function runAsset(requests: { key: string; messages: unknown[]; headers?: Record<string, string>; organization?: string }[], extraEnv: Record<string, string> = {}): Promise<Answer[]> {
+    const events = requests.map(({ key, messages, headers, organization = organizationId }) =>
+      httpApiEvent({ headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body: { OrganizationId: organization, Messages: messages } }),
     );
     const eventsFile = join(dir, `events-${randomUUID()}.json`);
     writeFileSync(eventsFile, JSON.stringify(events));
@@ -208,5 +214,37 @@ describeWithMoto('the send function as deployed, alone in a fresh Node (dynalite
       AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
     });
     expect(answer).toMatchObject({ statusCode: 200, body: { Messages: [{ Status: 'Sent' }] } });
+  }, 60_000);
+
+  it('pauses an Organization whose tenant Amazon SES refuses, from the chunk loaded for it, and refuses its next request itself', async () => {
+    // Amazon SES as it answers a send for a paused tenant (the SES emulator has no tenants to pause).
+    const refusing = createServer((request, response) => {
+      request.resume();
+      if (request.url?.startsWith('/v2/email/outbound-emails')) {
+        response.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'SendingPausedException' }).end(JSON.stringify({ message: 'Sending is paused for this tenant.' }));
+      } else {
+        response.writeHead(404, { 'content-type': 'application/json', 'x-amzn-errortype': 'NotFoundException' }).end(JSON.stringify({ message: 'Not found.' }));
+      }
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    try {
+      const organization = await admin.createOrganization({ name: 'Paused tenant' });
+      const user = await admin.createUser({ email: `${randomUUID()}@users.example.net` });
+      await Promise.all([admin.addMember(organization.id, user.id), admin.addSender(organization.id, { domain: 'example.com' })]);
+      const { key } = await admin.generateKey(user.id);
+      const [refused, next] = await runAsset(
+        [
+          { key, organization: organization.id, messages: [message({ Subject: 'Refused' })] },
+          { key, organization: organization.id, messages: [message({ Subject: 'After the pause' })] },
+        ],
+        { SES_TENANTS: 'true', SES_ENDPOINT: `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`, AUTH_CACHE_SECONDS: '0' },
+      );
+      expect(refused!.body.Messages[0]).toMatchObject({ Status: 'Failed', Error: { Code: 'SendingPaused' } });
+      // Read from the table (no auth cache): only the pause the first request wrote can refuse it.
+      expect(next!.statusCode).toBe(403);
+      expect(next!.body.type).toMatch(/\/organization-paused$/);
+    } finally {
+      await new Promise((resolve) => refusing.close(resolve));
+    }
   }, 60_000);
 });
