@@ -124,6 +124,7 @@ describe('send function bundle', () => {
       'is missing parts of its body', // schedule-store.ts
       '#status = :inProgress AND lockUntil = :expected', // dynamodb-idempotency-store.ts
       'attribute_not_exists(used) OR used <= :atMost', // dynamodb-daily-usage.ts
+      'ADD #count :by', // dynamodb-suppression-store.ts
       'attribute_exists(pk) AND attribute_not_exists(#at)', // dynamodb-reputation-store.ts (a pause)
       'OrganizationsPaused', // pause-organization.ts (the metric the stack's alarm watches)
     ]) {

@@ -56,6 +56,18 @@ describe('CachedAccessStore', () => {
     expect(calls).toHaveLength(2);
   });
 
+  it('recording a use keeps the key\'s expiry: a revoked key is read again AUTH_CACHE_SECONDS after it was, however often it is used', async () => {
+    const { store, calls } = countingStore({ keys: { h1: 'u1' }, orgs: { o1: org } });
+    const cached = new CachedAccessStore(store, { ttlSeconds: 30, now });
+    await cached.lookup('h1', undefined);
+    advance(29_000);
+    await cached.recordUse('h1', '2026-11-27T08');
+    expect((await cached.lookup('h1', undefined)).key).toEqual({ userId: 'u1', policy: {}, lastUsedAt: '2026-11-27T08' });
+    advance(1_000);
+    await cached.lookup('h1', undefined);
+    expect(calls).toEqual([['h1', undefined], ['h1', undefined]]);
+  });
+
   it('remembers an unknown key for the same lifetime, so repeated bad keys do not each cost a read', async () => {
     const { store, calls } = countingStore({ keys: {}, orgs: {} });
     const cached = new CachedAccessStore(store, { ttlSeconds: 30, now });

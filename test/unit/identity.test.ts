@@ -53,6 +53,30 @@ describe('IdentityResolver', () => {
     ]);
   });
 
+  it('keeps an answer until the token expires, and never more than ten minutes', async () => {
+    userinfo(200, { sub: 'u-6', email: 'cy@example.com', email_verified: 'true' });
+    let now = 1_700_000_000_000;
+    const resolver = new IdentityResolver({ issuer, now: () => now });
+    const asked = () => calls.filter((call) => call.path === '/oauth2/userInfo').length;
+    const shortLived = { sub: 'u-6', exp: now / 1_000 + 60 };
+    await resolver.resolve(shortLived, 'Bearer short');
+    now += 59_999;
+    await resolver.resolve(shortLived, 'Bearer short');
+    expect(asked()).toBe(1);
+    now += 1;
+    await resolver.resolve(shortLived, 'Bearer short');
+    expect(asked()).toBe(2);
+
+    const longLived = { sub: 'u-6', exp: now / 1_000 + 3_600 };
+    await resolver.resolve(longLived, 'Bearer long');
+    now += 10 * 60_000 - 1;
+    await resolver.resolve(longLived, 'Bearer long');
+    expect(asked()).toBe(3);
+    now += 1;
+    await resolver.resolve(longLived, 'Bearer long');
+    expect(asked()).toBe(4);
+  });
+
   it('does not use an unverified e-mail a token carries, and refuses one userinfo does not verify', async () => {
     userinfo(200, { sub: 'u-3', email: 'eve@example.com', email_verified: 'false' });
     const resolver = new IdentityResolver({ issuer });
