@@ -127,7 +127,9 @@ export async function measureColdStart(options: {
   readonly cpu?: number | undefined;
 }): Promise<ColdStartResult> {
   const node = options.node ?? process.execPath;
-  const pinned = (args: string[]): [string, string[]] => (options.cpu === undefined ? [node, args] : [TASKSET!, ['-c', String(options.cpu), node, ...args]]);
+  const { cpu } = options;
+  if (cpu !== undefined && !TASKSET) throw new Error('pinning the cold init imports to one CPU needs taskset (util-linux), which is not on this machine');
+  const pinned = (args: string[]): [string, string[]] => (cpu === undefined || !TASKSET ? [node, args] : [TASKSET, ['-c', String(cpu), node, ...args]]);
   const nodeVersion = (await run(node, ['--version'])).stdout.trim();
   const dir = await mkdtemp(join(tmpdir(), 'email-send-api-bench-'));
   try {

@@ -1,5 +1,5 @@
 /** The benchmark's command line: flags, each with an environment variable and a default. */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULTS } from '../functions/shared/runtime/config';
@@ -109,11 +109,33 @@ export function helpText(): string {
 /** `taskset` (util-linux), which pins a process to one CPU; absent, the cold init runs unpinned. */
 export const TASKSET = ['/usr/bin/taskset', '/bin/taskset'].find((path) => existsSync(path));
 
+/**
+ * The CPUs this process may run on (Linux's `Cpus_allowed_list`, as `0-1,4`), which a container
+ * or `taskset` may have narrowed; elsewhere, 0 to the count Node reports.
+ */
+export function allowedCpus(status = readStatus()): number[] {
+  const list = /^Cpus_allowed_list:\s*(\S+)/m.exec(status)?.[1];
+  if (!list) return Array.from({ length: availableParallelism() }, (_, cpu) => cpu);
+  return list.split(',').flatMap((range) => {
+    const [from, to = from] = range.split('-').map(Number) as [number, number?];
+    return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+  });
+}
+
+function readStatus(): string {
+  try {
+    return readFileSync('/proc/self/status', 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 function readColdCpu(raw: string | undefined): number | undefined {
   if (raw === 'none') return undefined;
-  if (raw === undefined || raw === '') return TASKSET ? availableParallelism() - 1 : undefined;
+  const cpus = allowedCpus();
+  if (raw === undefined || raw === '') return TASKSET ? cpus.at(-1) : undefined;
   const cpu = Number(raw);
-  if (!Number.isInteger(cpu) || cpu < 0 || cpu >= availableParallelism()) throw new OptionsError(`--cold-cpu (BENCH_COLD_CPU) must be a CPU from 0 to ${availableParallelism() - 1}, or "none", got "${raw}"`);
+  if (!Number.isInteger(cpu) || !cpus.includes(cpu)) throw new OptionsError(`--cold-cpu (BENCH_COLD_CPU) must be one of the CPUs this process may use (${cpus.join(', ')}), or "none", got "${raw}"`);
   if (!TASKSET) throw new OptionsError('--cold-cpu needs taskset (util-linux), which is not on this machine; pass "none"');
   return cpu;
 }

@@ -113,7 +113,7 @@ async function runColdOnly(options: BenchOptions): Promise<void> {
   const outFile = resolve(options.out);
   await mkdir(dirname(outFile), { recursive: true });
   await writeFile(outFile, `${JSON.stringify({ schema: 'email-send-api/bench-cold/1', at: new Date().toISOString(), loadAverage: load, coldStart }, null, 2)}\n`);
-  process.stdout.write(`\n${renderColdRows(coldStart)}\n\nNode ${coldStart.node} · ${availableParallelism()} CPUs, the imports on ${coldStart.cpu === undefined ? "any" : `CPU ${coldStart.cpu} only`} · load average ${load}\nFigures written to ${relative(process.cwd(), outFile)}\n`);
+  process.stdout.write(`\n${renderColdRows(coldStart)}\n\nNode ${coldStart.node} · ${availableParallelism()} CPUs, the imports on ${coldStart.cpu === undefined ? 'any' : `CPU ${coldStart.cpu} only`} · load average ${load}\nFigures written to ${relative(process.cwd(), outFile)}\n`);
 }
 
 async function run(options: BenchOptions): Promise<void> {
@@ -226,7 +226,7 @@ async function run(options: BenchOptions): Promise<void> {
   const environment = {
     node: process.version,
     coldInitNode: coldStart.node,
-    coldInitCpu: coldStart.cpu ?? "any",
+    coldInitCpu: coldStart.cpu ?? 'any',
     platform: `${process.platform} ${process.arch}`,
     cpus: availableParallelism(),
     cpuModel: cpus()[0]?.model,

@@ -79,7 +79,7 @@ export function splitEsbuildOptions(entry: string, outdir: string) {
   };
 }
 
-/** The send function's: what the bench and the bundle tests build, as the stack does. */
+/** The send function's esbuild options, for a build of a part of it with the same settings (the bundle tests). */
 export const sendEsbuildOptions = (outdir: string) => splitEsbuildOptions(SEND_ENTRY, outdir);
 
 /**

@@ -1,8 +1,8 @@
 /**
- * Rebuilds a function's asset with ESM code splitting (`splitEsbuildOptions`), over the single
- * file `NodejsFunction` wrote: `node --import tsx infra/aws/split-bundle.ts <entry> <output directory>`,
- * the entry relative to the repository. The stack runs it as every function's after-bundling hook
- * (`splitBundling`).
+ * Rebuilds a function's asset as `buildFunction` builds it (ESM code splitting, all that a cold
+ * start reads in the entry and one chunk), over the single file `NodejsFunction` wrote:
+ * `node --import tsx infra/aws/split-bundle.ts <entry> <output directory>`, the entry relative to
+ * the repository. The stack runs it as every function's after-bundling hook (`splitBundling`).
  */
 import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
