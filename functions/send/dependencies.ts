@@ -13,7 +13,7 @@ import type { EventSink } from '../shared/mail/test-mailer';
 import type { ClientOptions } from '../shared/runtime/clients';
 import { createDynamoDbClient, createSesClient } from '../shared/runtime/clients';
 import type { Config } from '../shared/runtime/config';
-import { deferred } from '../shared/runtime/deferred';
+import { deferred, once } from '../shared/runtime/deferred';
 import { createLogger, createMetrics } from '../shared/runtime/observability';
 import type { LocalParts } from '../shared/schedules/dependencies';
 import { createSchedulingDependencies } from '../shared/schedules/dependencies';
@@ -49,21 +49,26 @@ function lazyTestMailer(config: Config, clients: ClientOptions, localEvents: Eve
  * it, loaded the first time it happens (docs/reputation.md).
  */
 function pauseOnTenantRefusal(dynamoDb: DynamoDBDocumentClient, tableName: string, parts: { logger: Logger; metrics: Metrics; outbox: WebhookOutbox | undefined }) {
+  const { outbox, logger, metrics } = parts;
+  // Loaded and built once per instance, by the first refusal; a failed load is tried again by the next.
+  const pausing = once(async () => {
+    const [{ DynamoDbReputationStore }, { DynamoDbWebhookStore }, { pauseOrganization }, { TENANT_PAUSED_REASON }] = await Promise.all([
+      import('../shared/store/dynamodb-reputation-store'),
+      import('../shared/webhooks/webhook-store'),
+      import('../shared/reputation/pause-organization'),
+      import('../shared/domain/reputation'),
+    ]);
+    const dependencies = {
+      pauses: new DynamoDbReputationStore(dynamoDb, tableName),
+      notify: outbox && { webhooks: new DynamoDbWebhookStore(dynamoDb, tableName), outbox },
+      logger,
+      metrics,
+    };
+    return (organizationId: string) => pauseOrganization(organizationId, { at: new Date().toISOString(), reason: TENANT_PAUSED_REASON }, dependencies);
+  });
   return async (organizationId: string): Promise<void> => {
-    const { outbox, logger, metrics } = parts;
     try {
-      const [{ DynamoDbReputationStore }, { DynamoDbWebhookStore }, { pauseOrganization }, { TENANT_PAUSED_REASON }] = await Promise.all([
-        import('../shared/store/dynamodb-reputation-store'),
-        import('../shared/webhooks/webhook-store'),
-        import('../shared/reputation/pause-organization'),
-        import('../shared/domain/reputation'),
-      ]);
-      await pauseOrganization(organizationId, { at: new Date().toISOString(), reason: TENANT_PAUSED_REASON }, {
-        pauses: new DynamoDbReputationStore(dynamoDb, tableName),
-        notify: outbox && { webhooks: new DynamoDbWebhookStore(dynamoDb, tableName), outbox },
-        logger,
-        metrics,
-      });
+      await (await pausing())(organizationId);
     } catch (error) {
       // The message's result stands either way (tenant-pause.ts); SES keeps refusing the tenant, so
       // the next refused send tries the pause again.
