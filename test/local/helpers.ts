@@ -64,7 +64,11 @@ export async function startTestStack(options: LocalStackOptions = {}): Promise<T
     data: 'memory',
     ...options,
     serviceEnv: { AUTH_CACHE_SECONDS: '0', ...options.serviceEnv },
-    log: (line) => logs.push(line),
+    log: (line) => {
+      logs.push(line);
+      // A fault of the local gateway is always a bug (it answers 502): say where, whatever the test checks.
+      if (line.startsWith('local gateway fault')) console.error(line);
+    },
   });
   // Every response the local suites fetch is checked against openapi.json.
   validateFetchesTo(stack.apiUrl);

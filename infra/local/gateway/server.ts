@@ -89,7 +89,7 @@ export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
         return;
       }
       // Only a fault of this adapter gets here; the handler answers its own errors.
-      options.log?.(`local gateway fault: ${error instanceof Error ? error.message : String(error)}`);
+      options.log?.(`local gateway fault: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       if (!res.headersSent) sendProblem(res, gatewayProblems.badGateway(), options.problemTypeBase);
       else res.destroy();
     });
