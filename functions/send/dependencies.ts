@@ -66,15 +66,7 @@ function pauseOnTenantRefusal(dynamoDb: DynamoDBDocumentClient, tableName: strin
     };
     return (organizationId: string) => pauseOrganization(organizationId, { at: new Date().toISOString(), reason: TENANT_PAUSED_REASON }, dependencies);
   });
-  return async (organizationId: string): Promise<void> => {
-    try {
-      await (await pausing())(organizationId);
-    } catch (error) {
-      // The message's result stands either way (tenant-pause.ts); SES keeps refusing the tenant, so
-      // the next refused send tries the pause again.
-      logger.warn('could not pause an Organization whose tenant SES refused', { organizationId, error: error as Error });
-    }
-  };
+  return async (organizationId: string) => (await pausing())(organizationId);
 }
 
 /**
@@ -101,7 +93,7 @@ export function createDependencies(config: Config, clients: ClientOptions = {}, 
       { create: true, get: true, takeOver: true, checkpoints: true, checkpoint: true, complete: true },
     ),
     // Only with tenants can SES pause one Organization; without them nothing is wrapped.
-    mailer: config.sesTenants ? pausingOnTenantRefusal(mailer, pauseOnTenantRefusal(dynamoDb, tableName, { logger, metrics, outbox })) : mailer,
+    mailer: config.sesTenants ? pausingOnTenantRefusal(mailer, pauseOnTenantRefusal(dynamoDb, tableName, { logger, metrics, outbox }), logger) : mailer,
     suppressions: deferred<SuppressionList>(async () => new (await import('../shared/store/dynamodb-suppression-store')).DynamoDbSuppressionStore(dynamoDb, tableName), { suppressed: true }),
     pacer: new Pacer({ budget: new DynamoDbSendBudget(dynamoDb, tableName), quota: mailer, maxSendRate: config.sesMaxSendRate, now: Date.now }),
     dailyUsage: deferred<DailyUsage>(async () => new (await import('../shared/store/dynamodb-daily-usage')).DynamoDbDailyUsage(dynamoDb, tableName), { take: true, giveBack: true, used: true }),
