@@ -47,7 +47,7 @@ export function startupOutputs(metafile: Metafile): string[] {
  * absolute paths) before re-exporting the module. `exportsDefault`: whether a lazily loaded
  * module (absolute path) has a default export to pass on.
  */
-export function startupInOneChunk(startup: readonly string[], exportsDefault: (path: string) => boolean): Plugin {
+function startupInOneChunk(startup: readonly string[], exportsDefault: (path: string) => boolean): Plugin {
   return {
     name: 'startup-in-one-chunk',
     setup(plugins) {
@@ -78,7 +78,8 @@ export function startupInOneChunk(startup: readonly string[], exportsDefault: (p
 export async function buildWithOneStartupChunk(options: BuildOptions & { absWorkingDir: string; entryPoints: [string] }): Promise<BuildResult & { metafile: Metafile }> {
   const root = options.absWorkingDir;
   const entry = resolve(root, options.entryPoints[0]);
-  const first = await build({ ...options, write: false, metafile: true });
+  // Only the metafile is read from the first pass, and minifying or mapping changes none of it.
+  const first = await build({ ...options, write: false, metafile: true, minify: false, sourcemap: false });
   const entryInput = Object.entries(first.metafile.inputs).find(([path]) => resolve(root, path) === entry)?.[1];
   if (!entryInput) throw new Error(`the first pass did not read the entry ${entry}`);
   const startup = entryInput.imports.filter((i) => i.kind === 'import-statement' && !i.external).map((i) => resolve(root, i.path));

@@ -3,7 +3,7 @@
  * scheduled-send, cancel and settings functions): the schedule store, the timer (EventBridge Scheduler and
  * the schedule queue in AWS, the local stack's own locally), and the webhook notices. Apart from
  * the send function's composition root so the cancel function's bundle carries no mailer. Each is
- * imported with its first use (`deferred`): most sends schedule nothing.
+ * imported with its first use (`deferred`, or `once` for the notices): most sends schedule nothing.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
