@@ -184,7 +184,6 @@ describe('send function bundle', () => {
       PATH: process.env.PATH,
       TABLE_NAME: 'email-send-api-bundle-test',
       AWS_REGION: 'eu-west-1',
-      NODE_OPTIONS: '--enable-source-maps',
       POWERTOOLS_LOG_LEVEL: 'SILENT',
     };
     const stdout = execFileSync(process.execPath, ['--input-type=module', '-e', PROBE, pathToFileURL(outfile).href], {

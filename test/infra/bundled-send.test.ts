@@ -107,7 +107,6 @@ describeWithMoto('the send function as deployed, alone in a fresh Node (dynalite
     webhookQueue = (await sqs.send(new CreateQueueCommand({ QueueName: 'webhooks' }))).QueueUrl!;
     env = {
       PATH: process.env.PATH,
-      NODE_OPTIONS: '--enable-source-maps',
       AWS_REGION: region,
       AWS_ACCESS_KEY_ID: 'test',
       AWS_SECRET_ACCESS_KEY: 'test',

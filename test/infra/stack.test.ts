@@ -178,7 +178,6 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
         POWERTOOLS_SERVICE_NAME: 'email-send-api',
         // Lambda's own segment only: the X-Ray SDK stays out of the cold start unless traceSdkCalls asks for it.
         POWERTOOLS_TRACE_ENABLED: 'false',
-        NODE_OPTIONS: '--enable-source-maps',
         // Scheduling (test/infra/scheduled-send.test.ts) and its webhooks.
         SCHEDULE_GROUP_NAME: expect.stringMatching(/^EmailSendApi-ScheduleGroup-/),
         SCHEDULE_TARGET_ARN: { 'Fn::GetAtt': [expect.stringMatching(/^ScheduleQueue[0-9A-F]{8}$/), 'Arn'] },

@@ -8,14 +8,16 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type middy from '@middy/core';
+import { sourceMappedErrors } from './source-mapped-errors';
 
 export const SERVICE_NAME = process.env.POWERTOOLS_SERVICE_NAME ?? 'email-send-api';
 export const METRICS_NAMESPACE = process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'EmailSendApi';
 
 export function createLogger(): Logger {
   // POWERTOOLS_LOG_LEVEL sets the level; POWERTOOLS_LOGGER_SAMPLE_RATE (0..1) turns on DEBUG for
-  // that share of invocations.
-  return new Logger({ serviceName: SERVICE_NAME });
+  // that share of invocations. An error's stack names our source lines, read from the bundle's
+  // source maps when it is logged (source-mapped-errors.ts), not at every cold start.
+  return new Logger({ serviceName: SERVICE_NAME, jsonReplacerFn: sourceMappedErrors });
 }
 
 /** CloudWatch embedded-metric-format metrics; POWERTOOLS_METRICS_DISABLED=true turns them off. */
