@@ -1,8 +1,9 @@
 /**
  * Cold init: the send handler bundled exactly as the CDK stack bundles it (infra/aws/send-bundle.ts)
  * against a bundle that only imports the SES v2 client and constructs it, with the same esbuild
- * options. Each is imported in a fresh `node` process, in a Lambda-like environment, and the
- * import (including the handler module's top-level await) is timed there.
+ * options. Each is imported in a fresh `node` process, in a Lambda-like environment and with the
+ * Node options the stack gives the functions (none: no `--enable-source-maps`), and the import
+ * (including the handler module's top-level await) is timed there.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
@@ -47,6 +48,8 @@ export interface Variant {
   readonly name: string;
   readonly bundle: 'handler' | 'floor' | 'sesOnly';
   readonly env: Readonly<Record<string, string>>;
+  /** Node options the import runs with; the stack gives the functions none. */
+  readonly nodeOptions?: readonly string[];
 }
 
 export interface ColdStartResult {
@@ -101,12 +104,15 @@ export function lambdaEnv(extra: Readonly<Record<string, string>> = {}): Record<
 /**
  * What is imported and how: the handler as the stack deploys it by default (the tracer's setting
  * taken from the stack's own defaults), the same bundle with `traceSdkCalls` on (Powertools Tracer
- * and the X-Ray SDK at start-up), the floor and the SES-only baseline.
+ * and the X-Ray SDK at start-up), the same bundle with Node's `--enable-source-maps`, the floor
+ * and the SES-only baseline.
  */
 export function coldVariants(): Variant[] {
   return [
     { name: 'handler', bundle: 'handler', env: lambdaEnv({ POWERTOOLS_TRACE_ENABLED: String(powertoolsTraceEnabled(INFRA_DEFAULTS)) }) },
     { name: 'handlerSdkTraced', bundle: 'handler', env: lambdaEnv({ POWERTOOLS_TRACE_ENABLED: 'true' }) },
+    // What Node's own source maps cost a cold start: the stack set them until the logger mapped stacks itself.
+    { name: 'handlerSourceMaps', bundle: 'handler', env: lambdaEnv({ POWERTOOLS_TRACE_ENABLED: String(powertoolsTraceEnabled(INFRA_DEFAULTS)) }), nodeOptions: ['--enable-source-maps'] },
     { name: 'floor', bundle: 'floor', env: lambdaEnv() },
     { name: 'sesOnly', bundle: 'sesOnly', env: lambdaEnv() },
   ];
@@ -159,7 +165,7 @@ export async function measureColdStart(options: {
     // One warm-up each (file system cache), then the variants take turns so drift hits all alike.
     for (let round = -1; round < options.runs; round++) {
       for (const variant of options.variants) {
-        const { stdout } = await run(...pinned(['--enable-source-maps', '--input-type=module', '-e', PROBE, files[variant.bundle]]), {
+        const { stdout } = await run(...pinned([...(variant.nodeOptions ?? []), '--input-type=module', '-e', PROBE, files[variant.bundle]]), {
           env: variant.env,
           timeout: 30_000,
           maxBuffer: 1024 * 1024,

@@ -63,6 +63,8 @@ export function coldRatios(c: ColdStartResult) {
     asDeployed: ratio('handler'),
     sdkTraced: ratio('handlerSdkTraced'),
     floor: ratio('floor'),
+    /** The same bundle with Node's `--enable-source-maps`, against the bundle as deployed. */
+    sourceMaps: round(c.variants.handlerSourceMaps!.importMs.median / c.variants.handler!.importMs.median, 3),
     cpu: { asDeployed: cpuRatio('handler'), sdkTraced: cpuRatio('handlerSdkTraced'), floor: cpuRatio('floor') },
   };
 }
@@ -146,6 +148,14 @@ function coldRows(c: ColdStartResult, coldVerdict: string): string[][] {
       `${ms(v.handlerSdkTraced!.importMs.median)} (${cpu('handlerSdkTraced', cold.cpu.sdkTraced)})`,
       base,
       times(cold.sdkTraced),
+      '—',
+      'info',
+    ],
+    [
+      "(d) cold init: the same bundle with Node's --enable-source-maps (as deployed before the logger mapped stacks itself) vs the bundle as deployed",
+      `${ms(v.handlerSourceMaps!.importMs.median)} (CPU ${ms(v.handlerSourceMaps!.cpuMs.median)})`,
+      ms(v.handler!.importMs.median),
+      times(cold.sourceMaps),
       '—',
       'info',
     ],
