@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Runtime } from 'aws-cdk-lib/aws-lambda';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { middyWebStreamsOnFirstUse } from './middy-web-streams';
 import { buildWithOneStartupChunk } from './startup-chunk';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -75,6 +76,8 @@ export function splitEsbuildOptions(entry: string, outdir: string) {
     sourcesContent: false,
     mainFields: MAIN_FIELDS,
     banner: { js: CJS_REQUIRE_BANNER },
+    // Middy's web streams load with the first streamed response, never one of ours (middy-web-streams.ts).
+    plugins: [middyWebStreamsOnFirstUse],
     logLevel: 'warning' as const,
   };
 }

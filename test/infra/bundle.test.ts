@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { build } from 'esbuild';
 import { Template } from 'aws-cdk-lib/assertions';
+import { READABLE_STREAM_FOR_INSTANCEOF } from '../../infra/aws/middy-web-streams';
 import { CJS_REQUIRE_BANNER, REPO_ROOT, SEND_ENTRY, buildFunction, sendEsbuildOptions } from '../../infra/aws/send-bundle';
 import { buildStack } from './support';
 
@@ -13,7 +14,7 @@ import { buildStack } from './support';
 const SIZE_BUDGET_BYTES = 3 * 1024 * 1024;
 
 /**
- * Loads the bundle in a fresh Node process, as Lambda would (ESM, source maps on, no AWS
+ * Loads the bundle in a fresh Node process, as Lambda would (ESM, no Node options, no AWS
  * credentials), and calls the handler with requests the router answers before any AWS call.
  */
 const PROBE = `
@@ -26,13 +27,16 @@ const event = (method, path) => ({
 const context = { awsRequestId: 'probe', getRemainingTimeInMillis: () => 10000 };
 const notFound = await mod.handler(event('GET', '/nope'), context);
 const notAllowed = await mod.handler(event('GET', '/v1.2/email/send'), context);
-console.log('PROBE ' + JSON.stringify({ exports: Object.keys(mod), notFound, notAllowed }));
+const webStreams = process.moduleLoadList.filter((name) => /webstreams.readablestream|stream.web$/.test(name));
+console.log('PROBE ' + JSON.stringify({ exports: Object.keys(mod), notFound, notAllowed, webStreams }));
 `;
 
 interface ProbeResult {
   exports: string[];
   notFound: { statusCode: number; headers: Record<string, string>; body: string };
   notAllowed: { statusCode: number; headers: Record<string, string>; body: string };
+  /** Node's web streams (`stream/web`, the readable stream's module) if loaded by then. */
+  webStreams: string[];
 }
 
 /** A static ES import of Node's `http` module in bundled code (a dynamic `import()` is not one). */
@@ -200,6 +204,24 @@ describe('send function bundle', () => {
     expect(JSON.parse(result.notFound.body)).toMatchObject({ status: 404, requestId: 'probe' });
     expect(result.notAllowed.statusCode).toBe(405);
     expect(result.notAllowed.headers.Allow).toBe('POST');
+    // Middy imports them for streamed responses only (infra/aws/middy-web-streams.ts).
+    expect(result.webStreams).toEqual([]);
+  });
+
+  it("answers middy's one check on ReadableStream without loading Node's web streams until it is made", () => {
+    // Middy uses the class for nothing but that check: a new use would need the real import back.
+    const middy = readFileSync(join(REPO_ROOT, 'node_modules/@middy/core/index.js'), 'utf8').replace(/"(?:[^"\\\n]|\\.)*"|\/\/.*$/gm, '""');
+    const uses = [...middy.matchAll(/.{0,24}\bReadableStream\b.{0,8}/g)].map(([use]) => use.trim());
+    expect(uses.filter((use) => !/\bimport\b|\bfrom\b/.test(use)).every((use) => /instanceof\s+ReadableStream\b/.test(use))).toBe(true);
+    expect(uses.filter((use) => /instanceof\s+ReadableStream\b/.test(use)).length).toBeGreaterThan(0);
+    const script = `
+      const { ReadableStream: StandIn } = await import('data:text/javascript,' + encodeURIComponent(${JSON.stringify(READABLE_STREAM_FOR_INSTANCEOF)}));
+      const loaded = () => process.moduleLoadList.some((name) => /webstreams.readablestream/.test(name));
+      const before = loaded();
+      const answers = [new globalThis.ReadableStream() instanceof StandIn, ({}) instanceof StandIn, 'text' instanceof StandIn];
+      console.log(JSON.stringify({ before, answers, after: loaded() }));`;
+    const stdout = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(JSON.parse(stdout)).toEqual({ before: false, answers: [true, false, false], after: true });
   });
 });
 
