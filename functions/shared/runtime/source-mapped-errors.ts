@@ -2,8 +2,9 @@
  * Error stacks in the logs that name our source lines, mapped when an error is logged instead of
  * at every cold start. Node's own `--enable-source-maps` reads, parses and measures the map of
  * every file a function imports, at import: about a fifth of a cold start, for stacks that almost
- * no invocation prints (docs/performance.md, "Source maps read when an error is logged"). Here a bundle file's map is read the
- * first time a logged stack passes through that file, and kept for the life of the instance.
+ * no invocation prints (docs/performance.md, "Source maps read when an error is logged"). Here a
+ * bundle file's map is read the first time a logged stack passes through that file, and kept for
+ * the life of the instance.
  */
 import { readFileSync } from 'node:fs';
 import type { SourceMapPayload } from 'node:module';
