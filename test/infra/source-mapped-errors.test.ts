@@ -26,6 +26,17 @@ export const handler = async () => {
     process.stdout.write(JSON.stringify({ callerStack: (error as Error).stack }) + '\\n');
   }
 };
+// Errors whose shape a copy would get wrong: a DOMException (getters on its prototype) as a
+// cause, a name that is not enumerable, and a frozen error.
+class QuietlyNamed extends Error {
+  constructor(message: string) { super(message); Object.defineProperty(this, 'name', { value: 'QuietlyNamed' }); }
+}
+const made = (): Error => new Error('frozen');
+export const odd = () => {
+  logger.warn('timed out', { error: new Error('the provider did not answer', { cause: new DOMException('The operation timed out', 'TimeoutError') }) });
+  logger.warn('quietly named', { error: new QuietlyNamed('a name that is not enumerable') });
+  logger.warn('frozen', { error: Object.freeze(made()) });
+};
 `;
 
 interface LoggedError {
@@ -42,6 +53,7 @@ describe('error stacks in the logs of a deployed function', () => {
   let fixtureUrl: string;
   let logged: LoggedError;
   let callerStack: string;
+  let records: Record<string, unknown>[];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'source-mapped-errors-'));
@@ -49,7 +61,7 @@ describe('error stacks in the logs of a deployed function', () => {
     fixtureUrl = pathToFileURL(entry).href;
     writeFileSync(entry, FIXTURE);
     await buildFunction(entry, join(dir, 'out'));
-    const script = `const m = await import(${JSON.stringify(pathToFileURL(join(dir, 'out', 'index.mjs')).href)}); await m.handler();`;
+    const script = `const m = await import(${JSON.stringify(pathToFileURL(join(dir, 'out', 'index.mjs')).href)}); await m.handler(); m.odd();`;
     const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
       // As Lambda runs it: no NODE_OPTIONS at all.
       env: { PATH: process.env.PATH, AWS_REGION: 'eu-west-1', AWS_LAMBDA_FUNCTION_NAME: 'fixture', POWERTOOLS_SERVICE_NAME: 'fixture' },
@@ -58,9 +70,9 @@ describe('error stacks in the logs of a deployed function', () => {
     });
     if (run.status !== 0) throw new Error(`the fixture failed to run: ${run.stderr}`);
     // The logger writes errors to stderr, the fixture its own line to stdout.
-    const lines = `${run.stdout}${run.stderr}`.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-    logged = lines.find((line) => line.message === 'fixture fault')!.error as LoggedError;
-    callerStack = lines.find((line) => 'callerStack' in line)!.callerStack as string;
+    records = `${run.stdout}${run.stderr}`.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    logged = records.find((line) => line.message === 'fixture fault')!.error as LoggedError;
+    callerStack = records.find((line) => 'callerStack' in line)!.callerStack as string;
   }, 60_000);
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -80,6 +92,15 @@ describe('error stacks in the logs of a deployed function', () => {
   it('keeps the fields of the error as the logger would write them', () => {
     expect(logged).toMatchObject({ name: 'FixtureFault', code: 'E_FIXTURE', message: 'the fixture failed' });
     expect(logged.stack.split('\n')[0]).toBe('FixtureFault: the fixture failed');
+  });
+
+  it('logs errors of every shape as the logger would, a DOMException cause, a hidden name and a frozen error among them', () => {
+    const error = (message: string) => records.find((line) => line.message === message)?.error as LoggedError | undefined;
+    expect(error('timed out')).toMatchObject({ name: 'Error', message: 'the provider did not answer', cause: { name: 'TimeoutError', message: 'The operation timed out' } });
+    expect(error('timed out')!.stack).toContain(`${fixtureUrl}:`);
+    expect(error('quietly named')).toMatchObject({ name: 'QuietlyNamed', message: 'a name that is not enumerable' });
+    expect(error('frozen')).toMatchObject({ name: 'Error', message: 'frozen' });
+    expect(error('frozen')!.stack.split('\n')[0]).toBe('Error: frozen');
   });
 
   it('leaves the error the caller holds as it was thrown', () => {

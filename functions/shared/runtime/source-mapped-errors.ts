@@ -44,18 +44,42 @@ export function sourceMappedStack(stack: string): string {
 }
 
 /**
- * A copy of the error whose stack (and its cause's) is source-mapped, with the same prototype
- * and fields, so the logger formats it as it would the error. The error the caller holds stays
- * as it was thrown.
+ * Whether a proxy may answer `key` with a value of its own: not when the target holds it as a
+ * non-writable, non-configurable value (a frozen error's stack on Node 20), which a proxy must
+ * report as it is.
  */
-export function withSourceMappedStack(error: Error): Error {
-  const copy = Object.assign(Object.create(Object.getPrototypeOf(error) as object) as Error, error, {
-    message: error.message,
-    stack: typeof error.stack === 'string' ? sourceMappedStack(error.stack) : error.stack,
-  });
-  if ('cause' in error) copy.cause = error.cause instanceof Error ? withSourceMappedStack(error.cause) : error.cause;
-  return copy;
+function overridable(target: object, key: PropertyKey): boolean {
+  const own = Reflect.getOwnPropertyDescriptor(target, key);
+  return own === undefined || own.configurable === true || !('value' in own) || own.writable === true;
 }
 
-/** The logger's JSON replacer (`jsonReplacerFn`): every error it writes, with its stack source-mapped. */
-export const sourceMappedErrors = (_key: string, value: unknown): unknown => (value instanceof Error ? withSourceMappedStack(value) : value);
+/**
+ * The error as the logger should see it: its stack (and its cause's) source-mapped, everything
+ * else read from the error itself, so the logger formats it as it would the error (its name,
+ * message and fields, getters such as a `DOMException`'s included). The error the caller holds
+ * stays as it was thrown.
+ */
+export function withSourceMappedStack(error: Error): Error {
+  const stack = typeof error.stack === 'string' ? sourceMappedStack(error.stack) : error.stack;
+  const cause = error.cause instanceof Error ? withSourceMappedStack(error.cause) : error.cause;
+  return new Proxy(error, {
+    get(target, key) {
+      if (key === 'stack' && overridable(target, key)) return stack;
+      if (key === 'cause' && overridable(target, key)) return cause;
+      return Reflect.get(target, key);
+    },
+  });
+}
+
+/**
+ * The logger's JSON replacer (`jsonReplacerFn`): every error it writes, with its stack
+ * source-mapped. A stack that cannot be mapped is written as it is: logging never fails for it.
+ */
+export function sourceMappedErrors(_key: string, value: unknown): unknown {
+  if (!(value instanceof Error)) return value;
+  try {
+    return withSourceMappedStack(value);
+  } catch {
+    return value;
+  }
+}
