@@ -1,6 +1,7 @@
 /**
- * An esbuild plugin for every function's build: @middy/core's import of `node:stream/web` no longer
- * loads Node's web streams at each cold start.
+ * An esbuild plugin for every split function build (`splitEsbuildOptions`: all functions but the
+ * settings page's, which `NodejsFunction` builds as one file): @middy/core's import of
+ * `node:stream/web` no longer loads Node's web streams at each cold start.
  *
  * @middy/core imports `ReadableStream` from `node:stream/web` for one check, `handlerBody instanceof
  * ReadableStream`, made only when a handler streams its response (`streamifyResponse`), which none
