@@ -1,5 +1,9 @@
-import { describe, expect, it } from '@jest/globals';
-import { createTracing } from '../../functions/shared/runtime/observability';
+import { describe, expect, it, jest } from '@jest/globals';
+import middy from '@middy/core';
+import { IdentityProviderUnavailableProblem } from '../../functions/me/problems';
+import { problemResponses } from '../../functions/shared/http/middleware/problem-responses';
+import { createLogger, createTracing } from '../../functions/shared/runtime/observability';
+import { httpApiEvent, lambdaContext } from '../support/events';
 
 describe('createTracing', () => {
   it('is off outside Lambda, so local runs and tests never load the X-Ray SDK', async () => {
@@ -16,5 +20,36 @@ describe('createTracing', () => {
     expect(typeof tracing!.middleware.before).toBe('function');
     const client = { middlewareStack: { add: () => undefined, remove: () => true, use: () => undefined }, send: async () => ({}) };
     expect(tracing!.instrument(client)).toBe(client);
+  });
+});
+
+describe('createLogger', () => {
+  it('logs a problem whose cause has a getter for its message, as a DOMException does, and the problem still answers 503', async () => {
+    // The logger maps each logged error's stack (source-mapped-errors.ts). A copy of such an error
+    // once threw inside the log call, and the 503 of a fetch timeout became a 500. (Jest's
+    // DOMException comes from another realm, where it is no Error here: this one is made alike.
+    // test/infra/source-mapped-errors.test.ts logs a real one in a plain Node.)
+    class TimeoutFault extends Error {
+      override get message() {
+        return 'The operation was aborted due to timeout';
+      }
+    }
+    const written: string[] = [];
+    const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    let response;
+    try {
+      const handler = middy(async () => {
+        throw new IdentityProviderUnavailableProblem({ cause: new TimeoutFault() });
+      }).use(problemResponses({ logger: createLogger(), typeBase: '/problems/' }));
+      response = await handler(httpApiEvent({ body: {} }), lambdaContext());
+    } finally {
+      spy.mockRestore();
+    }
+    expect(response).toMatchObject({ statusCode: 503, headers: { 'Retry-After': '5' } });
+    const record = JSON.parse(written.find((line) => line.includes('"service unavailable"'))!) as { cause: Record<string, unknown> };
+    expect(record.cause).toMatchObject({ name: 'Error', message: 'The operation was aborted due to timeout' });
   });
 });
