@@ -59,7 +59,7 @@ function overridable(target: object, key: PropertyKey): boolean {
  * message and fields, getters such as a `DOMException`'s included). The error the caller holds
  * stays as it was thrown.
  */
-export function withSourceMappedStack(error: Error): Error {
+function withSourceMappedStack(error: Error): Error {
   const stack = typeof error.stack === 'string' ? sourceMappedStack(error.stack) : error.stack;
   const cause = error.cause instanceof Error ? withSourceMappedStack(error.cause) : error.cause;
   return new Proxy(error, {
