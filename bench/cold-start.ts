@@ -6,13 +6,14 @@
  * (including the handler module's top-level await) is timed there.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { appendFile, cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Metafile } from 'esbuild';
-import { buildFunction, SEND_ENTRY } from '../infra/aws/send-bundle';
+import { transform } from 'esbuild';
+import { buildFunction, REPO_ROOT, SEND_ENTRY } from '../infra/aws/send-bundle';
 import { startupOutputs } from '../infra/aws/startup-chunk';
 import { TASKSET } from './options';
 import { INFRA_DEFAULTS, powertoolsTraceEnabled } from '../infra/aws/settings';
@@ -46,7 +47,7 @@ process.stdout.write(JSON.stringify({ importMs, cpuMs: (spent.user + spent.syste
 
 export interface Variant {
   readonly name: string;
-  readonly bundle: 'handler' | 'floor' | 'sesOnly';
+  readonly bundle: 'handler' | 'floor' | 'sesOnly' | 'floorUnrun';
   readonly env: Readonly<Record<string, string>>;
   /** Node options the import runs with; the stack gives the functions none. */
   readonly nodeOptions?: readonly string[];
@@ -58,6 +59,8 @@ export interface ColdStartResult {
     readonly handler: { readonly bytes: number; readonly allBytes: number; readonly mapBytes: number; readonly biggestInputs: readonly { readonly input: string; readonly bytes: number }[] };
     readonly floor: { readonly bytes: number; readonly allBytes: number; readonly mapBytes: number };
     readonly sesOnly: { readonly bytes: number; readonly allBytes: number; readonly mapBytes: number };
+    /** The floor with the handler's start-up chunk appended as code that never runs (`unrunBytes` of it). */
+    readonly floorUnrun: { readonly bytes: number; readonly unrunBytes: number };
   };
   readonly variants: Record<string, { importMs: ReturnType<typeof summary>; cpuMs: ReturnType<typeof summary>; sinceProcessStartMs: ReturnType<typeof summary> }>;
   /** The Node.js the imports ran in (`node --version`). */
@@ -114,8 +117,33 @@ export function coldVariants(): Variant[] {
     // What Node's own source maps cost a cold start: the stack set them until the logger mapped stacks itself.
     { name: 'handlerSourceMaps', bundle: 'handler', env: lambdaEnv({ POWERTOOLS_TRACE_ENABLED: String(powertoolsTraceEnabled(INFRA_DEFAULTS)) }), nodeOptions: ['--enable-source-maps'] },
     { name: 'floor', bundle: 'floor', env: lambdaEnv() },
+    // What code costs a cold start that is read but never run: how much deferring it could save.
+    { name: 'floorUnrun', bundle: 'floorUnrun', env: lambdaEnv() },
     { name: 'sesOnly', bundle: 'sesOnly', env: lambdaEnv() },
   ];
+}
+
+/** The one chunk a build's entry imports (infra/aws/startup-chunk.ts), as an absolute path. */
+function startupChunk(metafile: Metafile): string {
+  const chunks = startupOutputs(metafile).filter((path) => !path.endsWith('index.mjs'));
+  if (chunks.length !== 1) throw new Error(`expected one start-up chunk, found ${chunks.length}`);
+  return resolve(REPO_ROOT, chunks[0]!);
+}
+
+/**
+ * Copies the floor's build to `outdir` and appends to its start-up chunk the handler's start-up
+ * chunk, all of it, inside a function that nothing calls: V8 then reads and pre-parses that code
+ * at every import of the copy, and compiles or runs none of it. Against the floor, that is what
+ * code costs a cold start for being read, so what loading it on first use could save. The chunk
+ * is an ES module; esbuild rewrites its imports and exports as CommonJS, which a function body
+ * may hold, minified as it was. Returns how many bytes were appended.
+ */
+async function appendUnrunCode(floorDir: string, floorMetafile: Metafile, outdir: string, handlerMetafile: Metafile): Promise<number> {
+  await cp(floorDir, outdir, { recursive: true });
+  const { code } = await transform(await readFile(startupChunk(handlerMetafile), 'utf8'), { format: 'cjs', minify: true, logLevel: 'silent' });
+  const unrun = `\nfunction __neverCalled(){${code}}\n`;
+  await appendFile(join(outdir, relative(floorDir, startupChunk(floorMetafile))), unrun);
+  return Buffer.byteLength(unrun);
 }
 
 export async function measureColdStart(options: {
@@ -147,6 +175,7 @@ export async function measureColdStart(options: {
     const handlerBuild = await buildFunction(SEND_ENTRY, join(dir, 'handler'));
     const sesOnlyBuild = await buildFunction(SES_ONLY_ENTRY, join(dir, 'ses-only'));
     const floorBuild = await buildFunction(FLOOR_ENTRY, join(dir, 'floor'));
+    const unrunBytes = await appendUnrunCode(join(dir, 'floor'), floorBuild.metafile, join(dir, 'floor-unrun'), handlerBuild.metafile);
     const size = async (file: string) => (await stat(file)).size;
     const bundles = {
       handler: {
@@ -157,10 +186,16 @@ export async function measureColdStart(options: {
       },
       floor: { bytes: startupBytes(floorBuild.metafile), allBytes: allBytes(floorBuild.metafile), mapBytes: await size(`${floorFile}.map`) },
       sesOnly: { bytes: startupBytes(sesOnlyBuild.metafile), allBytes: allBytes(sesOnlyBuild.metafile), mapBytes: await size(`${sesOnlyFile}.map`) },
+      floorUnrun: { bytes: startupBytes(floorBuild.metafile) + unrunBytes, unrunBytes },
     };
     options.progress(`bundles (read at start-up / all chunks): handler ${kib(bundles.handler.bytes)} / ${kib(bundles.handler.allBytes)}, floor ${kib(bundles.floor.bytes)}, SES-only ${kib(bundles.sesOnly.bytes)}; biggest inputs of the handler: ${bundles.handler.biggestInputs.slice(0, 5).map((i) => `${i.input} ${kib(i.bytes)}`).join(', ')}`);
 
-    const files = { handler: pathToFileURL(handlerFile).href, floor: pathToFileURL(floorFile).href, sesOnly: pathToFileURL(sesOnlyFile).href };
+    const files = {
+      handler: pathToFileURL(handlerFile).href,
+      floor: pathToFileURL(floorFile).href,
+      sesOnly: pathToFileURL(sesOnlyFile).href,
+      floorUnrun: pathToFileURL(join(dir, 'floor-unrun', 'index.mjs')).href,
+    };
     const samples = Object.fromEntries(options.variants.map((v) => [v.name, { importMs: [] as number[], cpuMs: [] as number[], sinceProcessStartMs: [] as number[] }]));
     // One warm-up each (file system cache), then the variants take turns so drift hits all alike.
     for (let round = -1; round < options.runs; round++) {

@@ -65,6 +65,16 @@ export function coldRatios(c: ColdStartResult) {
     floor: ratio('floor'),
     /** The same bundle with Node's `--enable-source-maps`, against the bundle as deployed. */
     sourceMaps: round(c.variants.handlerSourceMaps!.importMs.median / c.variants.handler!.importMs.median, 3),
+    /** The floor with the handler's start-up code read but never run, against the floor. */
+    unrun: round(c.variants.floorUnrun!.importMs.median / c.variants.floor!.importMs.median, 3),
+    /**
+     * Milliseconds of import a KiB: of code read but never run (the row above), and of the
+     * handler's start-up code above the floor, which it reads and partly runs.
+     */
+    msPerKib: {
+      unrun: round((c.variants.floorUnrun!.importMs.median - c.variants.floor!.importMs.median) / (c.bundles.floorUnrun.unrunBytes / 1024), 3),
+      handlerAboveFloor: round((c.variants.handler!.importMs.median - c.variants.floor!.importMs.median) / ((c.bundles.handler.bytes - c.bundles.floor.bytes) / 1024), 3),
+    },
     cpu: { asDeployed: cpuRatio('handler'), sdkTraced: cpuRatio('handlerSdkTraced'), floor: cpuRatio('floor') },
   };
 }
@@ -164,6 +174,14 @@ function coldRows(c: ColdStartResult, coldVerdict: string): string[][] {
       `${ms(v.floor!.importMs.median)} (${kib(b.floor.bytes)}; ${cpu('floor', cold.cpu.floor)})`,
       base,
       times(cold.floor),
+      '—',
+      'info',
+    ],
+    [
+      `(d) cold init: the floor plus the handler's whole start-up chunk as code read but never run (in a function nothing calls) vs floor: ${cold.msPerKib.unrun} ms a KiB, against ${cold.msPerKib.handlerAboveFloor} ms a KiB for the handler's start-up code above the floor`,
+      `${ms(v.floorUnrun!.importMs.median)} (+${kib(b.floorUnrun.unrunBytes)}; CPU ${ms(v.floorUnrun!.cpuMs.median)})`,
+      ms(v.floor!.importMs.median),
+      times(cold.unrun),
       '—',
       'info',
     ],
