@@ -17,7 +17,6 @@ export interface SimulatorOptions {
   readonly publish: (event: Record<string, unknown>) => void;
   /** Sends the out-of-office auto-reply straight to the emulator (not through the front: it has no events). */
   readonly autoReply?: (reply: { from: string; to: string; subject: string }) => void;
-  readonly now?: () => number;
 }
 
 type Json = Record<string, any>;
@@ -39,10 +38,13 @@ export function simulatedSendOf(request: Json, messageId: string, region: string
   };
 }
 
-/** What the simulator does with one accepted SendEmail (request body and the emulator's answer). */
-export function createMailboxSimulator(options: SimulatorOptions): (request: Buffer, answer: Buffer) => void {
-  const now = options.now ?? Date.now;
-  return (requestBody, answerBody) => {
+/**
+ * What the simulator does with one accepted SendEmail: the request body, the emulator's answer and
+ * when it was accepted (`sentAt`, the front's one reading of its clock, which the tracking endpoint's
+ * events carry too: SES gives every event of a message the same `mail.timestamp`).
+ */
+export function createMailboxSimulator(options: SimulatorOptions): (request: Buffer, answer: Buffer, sentAt: number) => void {
+  return (requestBody, answerBody, sentAt) => {
     let request: Json;
     let messageId: string | undefined;
     try {
@@ -52,7 +54,7 @@ export function createMailboxSimulator(options: SimulatorOptions): (request: Buf
       return;
     }
     if (typeof messageId !== 'string') return;
-    const send = simulatedSendOf(request, messageId, options.region, now());
+    const send = simulatedSendOf(request, messageId, options.region, sentAt);
     for (const { delayMs, event } of simulatedEvents(send)) setTimeout(() => options.publish(event), delayMs).unref();
     for (const address of [...send.to, ...send.cc, ...send.bcc].filter((recipient) => simulatedOutcome(recipient) === 'ooto')) {
       options.autoReply?.({ from: address, to: bareAddress(send.from), subject: `Out of the office: ${send.subject}` });

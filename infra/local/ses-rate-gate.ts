@@ -65,8 +65,14 @@ export function recipientsOfSendEmail(body: Buffer): number {
   }
 }
 
-/** An accepted SendEmail: the request body as sent and the emulator's answer. */
-export type SentListener = (request: Buffer, answer: Buffer) => void;
+/**
+ * An accepted SendEmail: the request body as sent, the emulator's answer, and when it was accepted
+ * (epoch ms). The front reads its clock once for both the simulator and the tracking endpoint, so
+ * every event of the message carries the same `mail.timestamp`, as SES's do: the events function
+ * keys the Activity row by it, and two readings a millisecond apart would put a message's opens
+ * and clicks on a row of their own that Activity never lists.
+ */
+export type SentListener = (request: Buffer, answer: Buffer, sentAt: number) => void;
 
 /** The header that marks the service's own sends, with the front's per-start secret. */
 export const OWN_SEND_HEADER = 'x-local-send-secret';
@@ -186,9 +192,10 @@ export async function startRateGate(options: FrontOptions): Promise<RunningRateG
         const sent = tracked?.body ?? body;
         forwarder.forward(req, sent, res, (status, answer) => {
           if (status !== 200) return;
-          tracked?.accepted(answer, ownSend);
+          const sentAt = now();
+          tracked?.accepted(answer, ownSend, sentAt);
           viewer?.record(sent, answer);
-          if (ownSend) onSent?.(sent, answer);
+          if (ownSend) onSent?.(sent, answer, sentAt);
         });
         return;
       }
@@ -224,13 +231,15 @@ export async function startLocalSes(options: {
   /** Where the tracking endpoint's Open and Click events go (the events queue). */
   onEngagement?: (event: Record<string, unknown>) => void;
   region?: string;
+  /** The front's clock (tests); Date.now otherwise. */
+  now?: () => number;
 }): Promise<RunningService & { description: string; upstream: string; ownSends: Instrument }> {
   const emulator = await startSesEmulator();
   const sendSecret = randomBytes(32).toString('base64url');
   try {
     let origin = '';
-    const tracker = createTracker({ region: options.region ?? 'us-east-1', origin: () => origin, publish: (event) => options.onEngagement?.(event) });
-    const front = await startRateGate({ upstream: emulator.endpoint, maxSendRate: options.maxSendRate, onSent: options.onSent, sendSecret, viewer: createMailViewer(), tracker, port: options.port });
+    const tracker = createTracker({ region: options.region ?? 'us-east-1', origin: () => origin, publish: (event) => options.onEngagement?.(event), now: options.now });
+    const front = await startRateGate({ upstream: emulator.endpoint, maxSendRate: options.maxSendRate, onSent: options.onSent, sendSecret, viewer: createMailViewer(), tracker, port: options.port, now: options.now });
     origin = front.endpoint;
     const gate = options.maxSendRate === undefined ? '' : ` behind a ${options.maxSendRate}/s send-rate gate (SES_MAX_SEND_RATE)`;
     return {

@@ -169,7 +169,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     } else {
       const port = options.sesPort ?? DEFAULT_PORTS.SES_PORT;
       const ses = await claimPort(port, 'SES_PORT', () =>
-        startLocalSes({ port, region, maxSendRate: options.sesMaxSendRate, onSent: (request, answer) => simulate?.(request, answer), onEngagement: (event) => engaged?.(event) }),
+        startLocalSes({ port, region, maxSendRate: options.sesMaxSendRate, onSent: (request, answer, sentAt) => simulate?.(request, answer, sentAt), onEngagement: (event) => engaged?.(event) }),
       );
       cleanups.push(() => ses.close());
       sesUrl = ses.endpoint;

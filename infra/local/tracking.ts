@@ -70,11 +70,15 @@ export interface TrackerOptions {
   readonly now?: () => number;
 }
 
-/** A tracked SendEmail, rewritten; `accepted` once the emulator has answered 200. */
+/**
+ * A tracked SendEmail, rewritten; `accepted` once the emulator has answered 200, with when
+ * (`sentAt`, epoch ms): the time the mailbox simulator's events of the message carry too, so that
+ * its Open and Click events name the same `mail.timestamp` as its Send and Delivery, as SES's do.
+ */
 export interface TrackedSend {
   readonly body: Buffer;
   readonly tracking: Tracking;
-  accepted(answer: Buffer, ownSend: boolean): void;
+  accepted(answer: Buffer, ownSend: boolean, sentAt: number): void;
 }
 
 export interface Tracker {
@@ -169,7 +173,7 @@ export function createTracker(options: TrackerOptions): Tracker {
       return {
         body: Buffer.from(JSON.stringify(request)),
         tracking,
-        accepted(answer, ownSend) {
+        accepted(answer, ownSend, sentAt) {
           let messageId: unknown;
           try {
             messageId = (JSON.parse(answer.toString('utf8')) as Json).MessageId;
@@ -177,7 +181,7 @@ export function createTracker(options: TrackerOptions): Tracker {
             return;
           }
           if (typeof messageId !== 'string') return;
-          references.set(id, { send: simulatedSendOf(request, messageId, options.region, now()), links, tokens, ownSend });
+          references.set(id, { send: simulatedSendOf(request, messageId, options.region, sentAt), links, tokens, ownSend });
           if (references.size > KEPT) references.delete(references.keys().next().value as string);
         },
       };

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import type { SendEmailCommandInput } from '@aws-sdk/client-sesv2';
 import { configurationSetFor } from '../../functions/shared/mail/tracking';
+import { createMailboxSimulator } from '../../infra/local/mailbox-simulator';
 import { startLocalSes } from '../../infra/local/ses-rate-gate';
 import { sentEmails } from './helpers';
 
@@ -194,5 +195,47 @@ describe('the local SES front, tracking opens and clicks', () => {
     const mime = Buffer.from(`From: receipts@shop.example\r\nTo: alice@example.org\r\nSubject: Raw\r\nMIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n${HTML}\r\n`);
     const { html } = await sendEmail(BASE, { Content: { Raw: { Data: mime } } });
     expect(html.trim()).toBe(HTML);
+  });
+});
+
+describe('the local SES front, every event of a message at one send time', () => {
+  it('gives the simulator’s events and the Open and Click the same mail.timestamp, however the front’s clock moves between readings', async () => {
+    // A clock that moves at every reading: a second reading of it for the same send would differ.
+    // The events function keys a message's Activity row by mail.timestamp, so opens and clicks
+    // carrying another would go to a row Activity never lists (test/local/tracking.test.ts, once).
+    let clock = Date.parse('2026-03-01T12:00:00.000Z');
+    const simulated: Events = [];
+    const engagement: Events = [];
+    const simulate = createMailboxSimulator({ region: 'eu-west-1', publish: (event) => simulated.push(event) });
+    const ses = await startLocalSes({ port: 0, region: 'eu-west-1', now: () => clock++, onSent: (request, answer, sentAt) => simulate(request, answer, sentAt), onEngagement: (event) => engagement.push(event) });
+    const client = ses.ownSends(new SESv2Client({ region: 'eu-west-1', endpoint: ses.endpoint, maxAttempts: 1, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })) as SESv2Client;
+    try {
+      const { MessageId } = await client.send(
+        new SendEmailCommand({
+          FromEmailAddress: 'receipts@shop.example',
+          Destination: { ToAddresses: ['alice@example.org'] },
+          Content: { Simple: { Subject: { Data: 'Your order' }, Body: { Html: { Data: HTML } } } },
+          EmailTags: [{ Name: 'OrganizationId', Value: 'org-1' }],
+          ConfigurationSetName: configurationSetFor(BASE, { opens: true, clicks: true }),
+        }),
+      );
+      const stored = (await sentEmails(ses.endpoint)).find((email) => email.messageId === MessageId);
+      const urls = [...(stored?.body.html ?? '').matchAll(/"(http:\/\/127\.0\.0\.1:\d+\/track\/[^"]+)"/g)].map((match) => match[1] ?? '');
+      const [click = '', , open = ''] = urls;
+      for (const url of [open, click]) await fetch(url, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 (Macintosh) Thunderbird/128.0' } });
+      // Delivery comes 100 ms after Send (functions/shared/delivery/mailbox-simulator.ts).
+      const end = Date.now() + 5_000;
+      while (simulated.length < 2 && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
+
+      const types = (list: Events) => list.map((event) => event.detail.eventType);
+      expect([types(simulated), types(engagement)]).toEqual([['Send', 'Delivery'], ['Open', 'Click']]);
+      const timestamps = new Set([...simulated, ...engagement].map((event) => event.detail.mail.timestamp));
+      expect(timestamps.size).toBe(1);
+      // And it is a reading of the front's clock, not the machine's.
+      expect(Date.parse([...timestamps][0]!)).toBeLessThan(Date.parse('2026-03-02T00:00:00.000Z'));
+    } finally {
+      client.destroy();
+      await ses.close();
+    }
   });
 });
