@@ -2,7 +2,10 @@
  * Builds the stack the way `cdk synth` does: the same context as cdk.json (settings and feature
  * flags), plus per-test overrides.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from '@jest/globals';
 import { App } from 'aws-cdk-lib';
 import type { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -20,8 +23,18 @@ export interface BuildOptions {
   readonly bundle?: boolean;
 }
 
+/**
+ * Where this test file's apps synthesise, removed after its tests. Left to itself, an App with no
+ * `outdir` synthesises into a new `cdk.out*` directory of the system's temp folder and never
+ * removes it: about fifty of them (tens of MB, assets included) were left behind by every run.
+ */
+const synthRoot = mkdtempSync(join(tmpdir(), 'email-send-api-synth-'));
+let synths = 0;
+afterAll(() => rmSync(synthRoot, { recursive: true, force: true }));
+
 export function buildStack(context: Record<string, unknown> = {}, options: BuildOptions = {}) {
   const app = new App({
+    outdir: join(synthRoot, String(synths++)),
     context: {
       ...CDK_JSON.context,
       ...context,
