@@ -4,23 +4,10 @@
  */
 import { ValidationProblem } from '../shared/http/problems';
 import type { FieldProblem } from '../shared/http/problems';
-import { ExpiringCache } from '../shared/runtime/expiring-cache';
 import { loadEngine, renderWith } from '../shared/templates/rendering';
 import type { TemplateReference, TemplateUse, TemplateVersion } from '../shared/templates/template-rules';
 import { TEMPLATE_FIELD } from '../shared/templates/template-rules';
 import type { TemplateReader } from '../shared/templates/template-store';
-
-/** Explicit versions, per instance: they never change. A deleted template's stays sendable here for at most this long. */
-const versions = new ExpiringCache<string, TemplateVersion>({ max: 200, ttlMs: 60_000 });
-
-async function readOnce(reader: TemplateReader, organizationId: string, name: string, version: number | undefined): Promise<TemplateVersion | undefined> {
-  const key = `${organizationId}\n${name}\n${version}`;
-  const cached = version === undefined ? undefined : versions.get(key);
-  if (cached) return cached;
-  const found = await reader.read(organizationId, name, version);
-  if (found) versions.set(`${organizationId}\n${name}\n${found.Version}`, found);
-  return found;
-}
 
 /** A message as validation leaves it: written, or naming a template to render. */
 export interface Templated {
@@ -37,7 +24,8 @@ export async function renderTemplated<M extends Templated>(messages: readonly M[
   const wanted = new Map<string, Promise<TemplateVersion | undefined>>();
   for (const { templateUse: use } of messages) {
     const key = `${use?.name}\n${use?.version}`;
-    if (use && !wanted.has(key)) wanted.set(key, readOnce(reader, organizationId, use.name, use.version));
+    // Read for every request, not kept: a template deleted (or deleted and made again, numbered from 1) is refused at once.
+    if (use && !wanted.has(key)) wanted.set(key, reader.read(organizationId, use.name, use.version));
   }
   // The versions are read (at most one GetItem each) before the engine renders every message in one synchronous loop.
   const [engine, found] = await Promise.all([loadEngine(), Promise.all([...wanted].map(async ([key, read]) => [key, await read] as const))]);

@@ -2,8 +2,8 @@
  * Messages written from a stored template (CONTRACT section 14): `Template: { Name, Version?,
  * Variables }` in place of `Subject`, `TextContent` and `HtmlContent`. The shape is checked with
  * the rest of the body (`readTemplateUse`); once the caller is known to be a member, each template
- * version is read (once per distinct name and version in the request, and kept per instance:
- * versions never change), every message rendered and held to a written message's rules
+ * version is read (once per distinct name and version in the request, at every request, so a
+ * deleted template is refused at once), every message rendered and held to a written message's rules
  * (`renderTemplates`). Any problem in any message fails the whole request with every pointer, and
  * nothing is sent. The version is fixed here, at acceptance: a scheduled message is stored rendered.
  * The rendering (template-rendering.ts, and the engine behind it) is imported with the first

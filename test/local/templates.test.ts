@@ -129,6 +129,34 @@ describe('sending with a template', () => {
     expect(statuses.map((m) => m.Template)).toEqual([{ Name: name, Version: 2 }, { Name: name, Version: 1 }]);
   });
 
+  it('refuses a deleted template at once, and sends one made again under the same name with its own text', async () => {
+    const name = unique('remade');
+    const tag = unique('r');
+    const message = (to: string, version?: number) => ({
+      OrganizationId: tenant.organizationId,
+      Messages: [{ From: 'noreply@example.com', To: [to], Template: { Name: name, ...(version !== undefined && { Version: version }), Variables: { tag } } }],
+    });
+    expect(await saved(tenant, name, { Subject: 'Old {{tag}}', TextContent: 'old text' })).toBe(1);
+    // Sent once with each form, so whatever an instance keeps of version 1 is there.
+    for (const version of [1, undefined]) expect((await send(stack, tenant.apiKey, message('first@example.org', version))).status).toBe(200);
+    expect((await render(tenant, name, { Variables: { tag } })).status).toBe(200);
+    expect((await call('DELETE', `/v1.2/templates/${name}?organizationId=${tenant.organizationId}`, tenant)).status).toBe(204);
+
+    const before = (await sentEmails(stack.sesUrl)).length;
+    for (const [version, pointer] of [[1, '/Messages/0/Template/Version'], [undefined, '/Messages/0/Template/Name']] as const) {
+      const problem = await expectProblem(await send(stack, tenant.apiKey, message('deleted@example.org', version)), 400);
+      expect(problem.errors.map((e: { pointer: string }) => e.pointer)).toEqual([pointer]);
+    }
+    expect((await sentEmails(stack.sesUrl)).length).toBe(before);
+
+    // Made again, it is version 1 again, with the new text in every use of it.
+    expect(await saved(tenant, name, { Subject: 'New {{tag}}', TextContent: 'new text' })).toBe(1);
+    for (const version of [1, undefined]) expect((await send(stack, tenant.apiKey, message('second@example.org', version))).status).toBe(200);
+    expect(await emailsWith(`Old ${tag}`)).toHaveLength(2);
+    expect((await emailsWith(`New ${tag}`)).map((email) => email.body.text)).toEqual(['new text', 'new text']);
+    expect(await (await render(tenant, name, { Variables: { tag } })).json()).toMatchObject({ Subject: `New ${tag}`, TextContent: 'new text' });
+  });
+
   it('fixes the version when a scheduled message is accepted, even if the template changes before it fires', async () => {
     const name = unique('later');
     await saved(tenant, name, { Subject: 'Old {{x}}', TextContent: 'old body' });

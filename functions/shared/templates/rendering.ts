@@ -6,7 +6,9 @@
  * or the render request's root).
  *
  * The engine is imported on first use only: a send without a template never loads Handlebars.
- * Compiled templates are kept per instance by (Organization, name, version): versions never change.
+ * Compiled templates are kept per instance by (Organization, name, version), and one is reused only
+ * for the very text it was compiled from: a template deleted and made again starts at version 1
+ * with other text.
  */
 import { CONTROL_CHARACTERS, MAX_SUBJECT_LENGTH } from '../domain/header-safety';
 import { codePointLength, isWellFormedText } from '../domain/unicode';
@@ -22,7 +24,19 @@ let engine: Promise<Engine> | undefined;
 export const loadEngine = (): Promise<Engine> => (engine ??= import('./engine'));
 
 type Compiled = ReturnType<Engine['compileTemplate']>;
-const compiledCache = new ExpiringCache<string, Compiled>({ max: 500 });
+const compiledCache = new ExpiringCache<string, { readonly from: TemplateVersion; readonly compiled: Compiled }>({ max: 500 });
+
+const sameText = (a: TemplateVersion, b: TemplateVersion): boolean => TEMPLATE_FIELDS.every((field) => a[field] === b[field]);
+
+/** `version` compiled, from the cache when the cached entry was compiled from the same text. */
+function compiledFor(compileTemplate: Engine['compileTemplate'], organizationId: string, version: TemplateVersion): Compiled {
+  const key = `${organizationId.toLowerCase()}\n${version.Name}\n${version.Version}`;
+  const cached = compiledCache.get(key);
+  if (cached && sameText(cached.from, version)) return cached.compiled;
+  const compiled = compileTemplate(version);
+  compiledCache.set(key, { from: version, compiled });
+  return compiled;
+}
 
 export interface RenderedMessage {
   readonly subject: string;
@@ -59,10 +73,7 @@ export function renderWith(
   variables: Readonly<Record<string, unknown>>,
   base: string,
 ): RenderResult {
-  const key = `${organizationId.toLowerCase()}\n${version.Name}\n${version.Version}`;
-  let compiled = compiledCache.get(key);
-  if (!compiled) compiledCache.set(key, (compiled = compileTemplate(version)));
-  const { rendered, problems: found } = renderTemplate(compiled, variables);
+  const { rendered, problems: found } = renderTemplate(compiledFor(compileTemplate, organizationId, version), variables);
   const problems: FieldProblem[] = found.map((problem) =>
     problem.kind === 'missing'
       ? { pointer: `${base}/Variables${problem.pointer}`, detail: `the template uses this variable, and Variables does not give it` }

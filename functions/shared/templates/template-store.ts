@@ -12,8 +12,8 @@
  * shrink to a third or less), else cut into parts as scheduled messages are. Saving counts a new
  * name (within the limit), writes the next version on the condition that its number is free (so
  * two saves never make the same number) and moves the head forward. The head carries a copy of its
- * latest version, so the send path reads whichever version it needs with one GetItem, and
- * versions never change, so it keeps them per instance (`TemplateCache`).
+ * latest version, so the send path reads whichever version it needs with one GetItem. Deleting a
+ * template deletes its versions: made again, it starts at version 1.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
