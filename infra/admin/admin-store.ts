@@ -134,9 +134,11 @@ export class DynamoDbAdminStore {
     const org = requireUuid(organizationId, 'the Organization id');
     const user = requireUuid(userId, 'the user id');
     const found = await this.getUser(user);
-    // A service user is an integration of one Organization (docs/keys.md): it joins no other.
-    if (found.serviceName !== undefined && found.organizations.some((other) => other !== org)) {
-      throw new RecordConflictError(`user ${user} is a service user of Organization ${found.organizations[0]}; a service user belongs to one Organization only`);
+    // A service user is an integration of one Organization (docs/keys.md): it joins no other, also
+    // once removed from its own (one made before its Organization was recorded: the one it is in).
+    const home = found.serviceName === undefined ? undefined : (found.serviceOrganization ?? found.organizations[0]);
+    if (home !== undefined && home !== org) {
+      throw new RecordConflictError(`user ${user} is a service user of Organization ${home}; a service user belongs to one Organization only`);
     }
     await this.addToSet(org, 'members', user);
     await this.userOrganizations(user, 'ADD', org);

@@ -22,7 +22,7 @@ export async function createServiceUser(store: DynamoDbAdminStore, input: { read
   await store.client.send(
     new PutCommand({
       TableName: store.tableName,
-      Item: { ...itemKey.user(id), userId: id, serviceName: name, createdAt: new Date().toISOString() },
+      Item: { ...itemKey.user(id), userId: id, serviceName: name, serviceOrganization: organizationId, createdAt: new Date().toISOString() },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );

@@ -139,9 +139,17 @@ describe('service users', () => {
   it('belong to one Organization only', async () => {
     const { id } = await adminJson(env, 'user', 'create', '--service', '--name', 'Reports', '--org', tenant.organizationId);
     const { id: other } = await adminJson(env, 'org', 'create', '--name', 'Other');
-    const refused = await admin(env, 'member', 'add', '--org', other, '--user', id, '--json');
-    expect(refused.code).toBe(4);
-    expect(JSON.parse(refused.stderr).error.message).toContain('a service user belongs to one Organization only');
+    const refuse = async () => {
+      const refused = await admin(env, 'member', 'add', '--org', other, '--user', id, '--json');
+      expect([refused.code, JSON.parse(refused.stderr).error.message]).toEqual([4, expect.stringContaining('a service user belongs to one Organization only')]);
+    };
+    await refuse();
+    // Also once taken out of its own: it may go back there, and nowhere else.
+    await adminJson(env, 'member', 'remove', '--org', tenant.organizationId, '--user', id);
+    await refuse();
+    expect((await adminJson(env, 'user', 'show', '--user', id)).organizations).toEqual([]);
+    await adminJson(env, 'member', 'add', '--org', tenant.organizationId, '--user', id);
+    expect((await adminJson(env, 'user', 'show', '--user', id)).organizations).toEqual([tenant.organizationId]);
   });
 
   it.each([

@@ -15,6 +15,8 @@ export interface StoredUser extends User {
   readonly keyTest?: boolean;
   /** Organizations the user is a member of (kept beside the Organization's own member set). */
   readonly organizations: readonly string[];
+  /** A service user's one Organization, the one it was made in: it may be a member of no other, even once removed from it. */
+  readonly serviceOrganization?: string;
 }
 
 export function toUser(id: string, item: Record<string, unknown>): StoredUser {
@@ -23,6 +25,7 @@ export function toUser(id: string, item: Record<string, unknown>): StoredUser {
     ...(typeof item.email === 'string' && { email: item.email }),
     ...(typeof item.serviceName === 'string' && { serviceName: item.serviceName }),
     organizations: item.organizations instanceof Set ? [...(item.organizations as Set<string>)].sort() : [],
+    ...(typeof item.serviceOrganization === 'string' && { serviceOrganization: item.serviceOrganization }),
     ...(typeof item.keyHash === 'string' && {
       keyHash: item.keyHash,
       keyLastFour: String(item.keyLastFour),

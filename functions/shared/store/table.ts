@@ -5,7 +5,7 @@
  * | item                | pk                   | sk      | attributes                                      |
  * |---------------------|----------------------|---------|-------------------------------------------------|
  * | API key             | KEY#<sha256 of key>  | KEY     | userId, createdAt, lastUsedAt? (the hour)       |
- * | user                | USER#<userId>        | USER    | email (or serviceName), keyHash?, keyLastFour?, keyCreatedAt?, sealedKey?, keyScopes?, keySenders?, keyExpiresAt?, keyTest? |
+ * | user                | USER#<userId>        | USER    | email (or serviceName and serviceOrganization), keyHash?, keyLastFour?, keyCreatedAt?, sealedKey?, keyScopes?, keySenders?, keyExpiresAt?, keyTest? |
  * | user e-mail (unique)| EMAIL#<lower email>  | EMAIL   | userId                                          |
  * | Organization        | ORG#<orgId>          | ORG     | name, members (string set), senders (string set), limits? |
  * | send-rate budget    | BUDGET#ses-send-rate | BUDGET  | tat (epoch ms), orgs (fair share), v, expiresAt |
