@@ -19,7 +19,8 @@
  * whose reference this front does not know (another start's, or one of the oldest past the last
  * 10,000 tracked messages), is answered 404 with no `Location`: the endpoint redirects only to
  * URLs that were in a message it sent, so it is no open redirect, and a link's number cannot be
- * changed to reach another. The original URLs are kept here, never in the URL, so nobody can
+ * changed to reach another. Nor can a URL be written another way and still count: a number with a
+ * leading zero, or any query, answers 404 too. The original URLs are kept here, never in the URL, so nobody can
  * learn or alter them from outside.
  *
  * Each recorded Open and Click is the event SES publishes (functions/shared/delivery/
@@ -188,11 +189,12 @@ export function createTracker(options: TrackerOptions): Tracker {
     },
 
     serve(req, res) {
-      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      const [path = '/', query] = (req.url ?? '/').split('?', 2);
       if (!path.startsWith(TRACKING_PATH)) return false;
       const parts = path.slice(TRACKING_PATH.length).split('/');
       const probe = req.method === 'HEAD';
-      if (req.method !== 'GET' && !probe) notFound(res);
+      // The URLs this front writes carry no query: one with a query was altered.
+      if ((req.method !== 'GET' && !probe) || query !== undefined) notFound(res);
       else if (parts[0] === 'open' && parts.length === 3) {
         const [, id = '', signature = ''] = parts;
         const reference = verified(id, signature);
@@ -202,7 +204,8 @@ export function createTracker(options: TrackerOptions): Tracker {
         res.end(probe ? undefined : PIXEL);
       } else if (parts[0] === 'click' && parts.length === 4) {
         const [, id = '', signature = '', named = ''] = parts;
-        const [, index = '', token = ''] = /^(\d{1,6})\.(.+)$/.exec(named) ?? [];
+        // The number as written, with no leading zero: `00.<token>` is an altered URL, not link 0's.
+        const [, index = '', token = ''] = /^(0|[1-9]\d{0,5})\.(.+)$/.exec(named) ?? [];
         const reference = verified(id, signature);
         const link = reference?.links[Number(index)];
         if (!reference || link === undefined || !same(token, reference.tokens[Number(index)] ?? '')) return (notFound(res), true);

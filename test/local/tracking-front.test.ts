@@ -133,6 +133,9 @@ describe('the local SES front, tracking opens and clicks', () => {
       `${ses.endpoint}/track/click/${'A'.repeat(22)}/${'A'.repeat(43)}/0.${'A'.repeat(11)}`, // made up
       strangerUrl, // another stack's (another key)
       `${ses.endpoint}/track/click/x`,
+      click.replace(/\/0\.([^/]+)$/, '/00.$1'), // the same link's number written another way
+      `${click}?u=https://elsewhere.example/`, // a query added
+      `${open}?u=1`,
     ];
     for (const url of refused) {
       const answer = await get(url);
