@@ -135,7 +135,10 @@ export function createMailViewer(): MailViewer {
     },
 
     augmentPage(html) {
-      return html.includes(PAGE_ANCHOR) ? html.replace(PAGE_ANCHOR, `${PAGE_ADDITION}\n                    ${PAGE_ANCHOR}`) : html;
+      return PAGE_CHANGES.reduce(
+        (page, group) => (group.every(([anchor]) => page.includes(anchor)) ? group.reduce((changed, [anchor, replacement]) => changed.replace(anchor, () => replacement), page) : page),
+        html,
+      );
     },
   };
 }
@@ -163,3 +166,47 @@ const PAGE_ADDITION = [
   "${e.template ? `<p class=\"email-template\"><b>Template:</b> ${escape(e.template.name)}, version ${escape(String(e.template.version))}</p>` : ''}",
   "${Object.keys(e.tags ?? {}).length ? `<p class=\"email-tags\"><b>Tags:</b> ${escape(Object.entries(e.tags).map(([k, v]) => k + '=' + v).join(', '))}</p>` : ''}",
 ].join('\n                    ');
+
+/**
+ * The emulator's page writes every message's HTML into a hidden iframe of its own origin as soon as
+ * it lists it: each tracked message's pixel loaded, an Open recorded for every message merely
+ * listed, and the message's own script run in the viewer's origin. So a message's HTML goes in
+ * when its HTML view is first shown, into a new iframe (in place of the page's empty one) born
+ * sandboxed, with no script and an origin of its own (`srcdoc`); its links open in a new tab, as a
+ * mail client's do.
+ */
+const FILL_ANCHOR = [
+  "                    if (e.body.html) {",
+  "                        const iframe = document.getElementById(`${e.messageId}-html-iframe`);",
+  "                        const iframeDoc = (iframe.contentDocument || iframe.contentWindow.document);",
+  "                        iframeDoc.body.innerHTML = e.body.html;",
+  "                    }",
+].join('\n');
+const FILL_ON_SHOW = "                    if (e.body.html) unshownHtml[`${e.messageId}-html`] = e.body.html;";
+const TOGGLE_ANCHOR = ['        const toggle = (id) => {', '            const elem = document.getElementById(id)'].join('\n');
+const TOGGLE_FILLING = [
+  '        const unshownHtml = {};',
+  '        const fillHtml = (id) => {',
+  '            if (!(id in unshownHtml)) return;',
+  "            const frame = document.createElement('iframe');",
+  "            frame.id = id + '-iframe';",
+  "            frame.setAttribute('sandbox', 'allow-popups allow-popups-to-escape-sandbox');",
+  "            frame.srcdoc = '<base target=\"_blank\">' + unshownHtml[id];",
+  "            document.getElementById(id + '-iframe').replaceWith(frame);",
+  '            delete unshownHtml[id];',
+  '        }',
+  TOGGLE_ANCHOR.replace('{', '{\n            fillHtml(id)'),
+].join('\n');
+
+/**
+ * What `augmentPage` changes in the emulator's page, in groups of [anchor, replacement]: a group
+ * is applied only when every anchor of it is in the page, so a page of another version of the
+ * emulator is shown as it is, never half changed.
+ */
+const PAGE_CHANGES: readonly (readonly (readonly [string, string])[])[] = [
+  [[PAGE_ANCHOR, `${PAGE_ADDITION}\n                    ${PAGE_ANCHOR}`]],
+  [
+    [FILL_ANCHOR, FILL_ON_SHOW],
+    [TOGGLE_ANCHOR, TOGGLE_FILLING],
+  ],
+];

@@ -1,7 +1,9 @@
 /**
  * The local mail viewer in a real browser (CONTRACT section 12: locally the viewer shows each
  * message's attachments, reply-to, custom headers and tags): a message sent through the local
- * stack with all four, read on the viewer page, its inline image drawn inside the HTML view.
+ * stack with all four, read on the viewer page, its inline image drawn inside the HTML view. A
+ * tracked message's pixel is loaded only when its HTML view is shown (CONTRACT section 17: an open
+ * is someone looking at the message, not the viewer listing it), and no message's script runs.
  */
 import { deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -93,6 +95,49 @@ describe('the local mail viewer', () => {
       expect(width).toBe(7);
       // The emulator answers its own favicon with 403 (its API's missing-credentials answer): not the viewer's doing.
       expect(errors.filter((error) => !error.includes('/favicon.ico'))).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('loads a tracked message’s pixel only when its HTML view is shown, and runs none of its script', async () => {
+    const subject = `Tracked in the viewer ${Date.now()}`;
+    const html = '<p>Hi</p><img src="data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7" onload="parent.document.title = \'script ran\'">';
+    const sent = await send(stack, tenant.apiKey, messageBody(tenant.organizationId, { Subject: subject, HtmlContent: html, Tracking: { Opens: true } }));
+    expect(sent.status).toBe(200);
+    const { Messages: [{ MessageId: messageId }] } = (await sent.json()) as { Messages: [{ MessageId: string }] };
+    const opens = async (): Promise<number> => {
+      const answer = await fetch(stack.statusUrl, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ OrganizationId: tenant.organizationId, MessageIds: [messageId] }),
+      });
+      return ((await answer.json()) as { Messages: [{ Opens?: number }] }).Messages[0].Opens ?? 0;
+    };
+    // Past the first 2 seconds after delivery, when a load of the pixel counts as someone's open.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+
+    const page = await browser.newPage();
+    try {
+      await page.goto(stack.viewerUrl!);
+      const email = page.locator('.email', { hasText: subject });
+      await email.waitFor();
+      await expect(email.innerText()).resolves.toContain('Tracked: opens');
+      // Listed, not looked at: give a hidden frame time to load what it would.
+      await page.waitForTimeout(500);
+      expect(await opens()).toBe(0);
+
+      await email.getByRole('button', { name: 'Toggle HTML view' }).click();
+      await email.locator('iframe').contentFrame().locator('p', { hasText: 'Hi' }).waitFor();
+      const end = Date.now() + 5_000;
+      while ((await opens()) === 0 && Date.now() < end) await page.waitForTimeout(100);
+      expect(await opens()).toBe(1);
+      expect(await page.title()).not.toBe('script ran');
+      // Hidden and shown again, it is not loaded again.
+      await email.getByRole('button', { name: 'Toggle HTML view' }).click();
+      await email.getByRole('button', { name: 'Toggle HTML view' }).click();
+      await page.waitForTimeout(500);
+      expect(await opens()).toBe(1);
     } finally {
       await page.close();
     }
