@@ -4,7 +4,9 @@
  * the table, so a table read alone does not open a webhook secret or a sealed API key locally either. The admin CLI
  * and the local stack find the same file; `LOCAL_SEALING_KEY` (base64, 32 bytes) sets the key
  * instead. The file is made the first time a secret is sealed, so a stack that never sees a
- * webhook writes nothing (and `LOCAL_DATA=memory` stays diskless).
+ * webhook writes nothing: with `LOCAL_DATA=memory` it is the one file written, and only once a
+ * webhook is set, since the CLI that seals the secret and the stack that opens it are two
+ * processes that must find the same key.
  */
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
