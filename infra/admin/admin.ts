@@ -7,6 +7,13 @@ import { runAdmin } from './cli';
 // The pinned AWS SDK warns about its future Node requirement; noise on an operator's stderr.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+// A reader that stopped early (`… --help | head -1`) closes the pipe: the rest of the output has
+// nowhere to go, which is no error of the command's.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(process.exitCode ?? 0);
+});
+
 runAdmin(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env }).then(
   (code) => {
     process.exitCode = code;

@@ -228,3 +228,13 @@ describe('npm start (infra/local/start.ts as a process)', () => {
     }
   }, 60_000);
 });
+
+describe('npm run admin (infra/admin/admin.ts as a process)', () => {
+  it('stops quietly with exit code 0 when its reader stops early (`--help | head -1`)', async () => {
+    const cli = startProcess(TSX, ['infra/admin/admin.ts', '--help'], {});
+    // The reader is gone before the help is written, as `head -1` is once it has its line.
+    cli.child.stdout!.destroy();
+    expect(await cli.exited).toEqual({ code: 0, signal: null });
+    expect(cli.output().stderr).toBe('');
+  }, 60_000);
+});
