@@ -39,6 +39,8 @@ export function addScheduleCommands(program: Command, leaf: Leaf): void {
   const schedule = program.command('schedule').description("an Organization's scheduled messages not yet sent");
   leaf(schedule, 'list', 'list the scheduled messages waiting for their time, soonest first: id, SendAt (UTC), recipients, subject, the user who made them', async (store, o) => {
     const organizationId = organizationOf(o.org!);
+    // An Organization that does not exist is exit 3, as everywhere in the CLI, not an empty list.
+    await store.getOrganization(organizationId);
     const entries = await new DynamoDbScheduleStore(store.client, store.tableName).organizations.list(organizationId);
     const schedules = entries.map((entry) => ({
       scheduleId: entry.scheduleId,

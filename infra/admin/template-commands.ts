@@ -70,7 +70,8 @@ export function addTemplateCommands(program: Command, leaf: Leaf): void {
     .option('--html-file <path>', 'file holding the HTML body template');
 
   leaf(template, 'list', "list an Organization's templates with their latest version", async (store, o) => {
-    const { organizationId } = await checked(() => validateQuery({ organizationId: o.org }, undefined, false));
+    // An Organization that does not exist is exit 3, as everywhere in the CLI, not an empty list.
+    const organizationId = (await store.getOrganization(o.org!)).id;
     const templates = await templatesOf(store).list(organizationId);
     const lines = templates.map((t) => `\n  ${t.Name}  version ${t.LatestVersion}  updated ${t.UpdatedAt}`).join('');
     return {
@@ -80,6 +81,7 @@ export function addTemplateCommands(program: Command, leaf: Leaf): void {
   }).requiredOption('--org <uuid>', 'Organization id');
 
   leaf(template, 'show', 'print a template version (the latest unless --version)', async (store, o) => {
+    await store.getOrganization(o.org!);
     const { organizationId, name } = await checked(() => validateQuery({ organizationId: o.org }, o.name, true));
     const problems = new ProblemList();
     const version = readVersion(o.version, '/version', problems, true);
@@ -97,6 +99,7 @@ export function addTemplateCommands(program: Command, leaf: Leaf): void {
     .option('--version <n>', 'a version number');
 
   leaf(template, 'delete', 'delete a template and all its versions (messages already scheduled with it still go out)', async (store, o) => {
+    await store.getOrganization(o.org!);
     const { organizationId, name } = await checked(() => validateQuery({ organizationId: o.org }, o.name, true));
     if (!(await templatesOf(store).remove(organizationId, name))) throw new RecordNotFoundError(`Organization ${organizationId} has no template named "${name}"`);
     return { human: `Deleted template ${name} of Organization ${organizationId}`, json: { name, deleted: true } };

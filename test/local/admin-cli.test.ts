@@ -215,6 +215,18 @@ describe('output and errors', () => {
     expect(JSON.parse(result.stdout)).toEqual({ id: expect.stringMatching(UUID) });
   });
 
+  it.each([
+    ['template list'],
+    ['template show', '--name', 'welcome'],
+    ['template delete', '--name', 'welcome'],
+    ['schedule list'],
+    ['user list'],
+    ['sender list'],
+    ['org show'],
+  ])('answers %s for an Organization that does not exist with exit 3, naming it', async (command, ...options) => {
+    expectFailure(await run(...command.split(' '), '--org', ABSENT, ...options), EXIT_CODES.notFound, new RegExp(`no Organization with id ${ABSENT}`));
+  });
+
   const levels = [[], ['org'], ['user'], ['member'], ['sender'], ['key'], ['org', 'create'], ['user', 'create'], ['member', 'remove'], ['sender', 'add'], ['key', 'show']];
   it.each(levels.map((path) => [path.join(' ') || '(top level)', path] as const))(
     'prints help for %s on stdout and exits 0',
