@@ -112,7 +112,7 @@ export class DynamoDbTemplateStore implements TemplateStore {
         continue;
       }
       // The head moves forward only: a slower save of an older version leaves it where it is.
-      await this.conditional(() =>
+      const moved = await this.conditional(() =>
         this.client.send(
           new UpdateCommand({
             TableName: this.tableName,
@@ -124,6 +124,15 @@ export class DynamoDbTemplateStore implements TemplateStore {
           }),
         ),
       );
+      if (!moved && !(await this.headExists(organizationId, name))) {
+        // A delete took the head after listing the versions, before this one was written: left
+        // here, it would be a version no list shows, and the next template of the name would not
+        // start at 1. So it goes too, and the save starts over on a new head, after the delete.
+        await this.deleteAll([keys.version(organizationId, name, version), ...chunks.slice(1).map((_, i) => keys.part(organizationId, name, version, i + 1))]);
+        if (attempt >= SAVE_ATTEMPTS) throw new StorageUnavailableProblem();
+        await this.ensureHead(organizationId, name, createdAt);
+        continue;
+      }
       return { Name: name, Version: version, CreatedAt: createdAt, ...content };
     }
   }
@@ -134,10 +143,7 @@ export class DynamoDbTemplateStore implements TemplateStore {
    * taken first, and given back when another save made the head meanwhile.
    */
   private async ensureHead(organizationId: string, name: string, at: string): Promise<void> {
-    const { Item: head } = await withStorageFaults(() =>
-      this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.head(organizationId, name), ConsistentRead: true, ProjectionExpression: 'latestVersion' })),
-    );
-    if (head) return;
+    if (await this.headExists(organizationId, name)) return;
     const counted = await this.conditional(() =>
       this.client.send(
         new UpdateCommand({
@@ -157,28 +163,46 @@ export class DynamoDbTemplateStore implements TemplateStore {
     if (!made) await this.uncount(organizationId);
   }
 
+  private async headExists(organizationId: string, name: string): Promise<boolean> {
+    const { Item: head } = await withStorageFaults(() =>
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: keys.head(organizationId, name), ConsistentRead: true, ProjectionExpression: 'latestVersion' })),
+    );
+    return head !== undefined;
+  }
+
   private async uncount(organizationId: string): Promise<void> {
     await withStorageFaults(() =>
       this.client.send(new UpdateCommand({ TableName: this.tableName, Key: keys.count(organizationId), UpdateExpression: 'ADD #count :minus', ExpressionAttributeNames: { '#count': 'count' }, ExpressionAttributeValues: { ':minus': -1 } })),
     );
   }
 
-  /** The highest version stored (0 for none): versions sort by their zero-padded number. */
+  /**
+   * The highest version stored (0 for none). Versions sort by their zero-padded number, each just
+   * before its parts (`…#P1`), which carry no number: read from the top, the first item with one.
+   */
   private async highestVersion(organizationId: string, name: string): Promise<number> {
-    const page = await withStorageFaults(() =>
-      this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :versions)',
-          ExpressionAttributeValues: { ':pk': partition(organizationId), ':versions': `V#${name}#` },
-          ProjectionExpression: 'version',
-          ScanIndexForward: false,
-          ConsistentRead: true,
-          Limit: 1,
-        }),
-      ),
-    );
-    return Number(page.Items?.[0]?.version ?? 0);
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await withStorageFaults(() =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :versions)',
+            FilterExpression: 'attribute_exists(version)',
+            ExpressionAttributeValues: { ':pk': partition(organizationId), ':versions': `V#${name}#` },
+            ProjectionExpression: 'version',
+            ScanIndexForward: false,
+            ConsistentRead: true,
+            Limit: 4,
+            ExclusiveStartKey: start,
+          }),
+        ),
+      );
+      const [top] = page.Items ?? [];
+      if (top) return Number(top.version);
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return 0;
   }
 
   /** Runs a conditional write: false when its condition failed. */
@@ -207,6 +231,19 @@ export class DynamoDbTemplateStore implements TemplateStore {
     );
   }
 
+  /** Deletes these items, 25 to a batch, retrying what DynamoDB leaves unprocessed a few times. */
+  private async deleteAll(itemKeys: readonly Record<string, unknown>[]): Promise<void> {
+    for (let i = 0; i < itemKeys.length; i += 25) {
+      const batch = itemKeys.slice(i, i + 25).map((key) => ({ DeleteRequest: { Key: key } }));
+      let pending: typeof batch | undefined = batch;
+      for (let attempt = 0; pending && pending.length > 0; attempt++) {
+        if (attempt >= 4) throw new StorageUnavailableProblem();
+        const result = await withStorageFaults(() => this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending as typeof batch } })));
+        pending = result.UnprocessedItems?.[this.tableName] as typeof batch | undefined;
+      }
+    }
+  }
+
   async list(organizationId: string): Promise<TemplateSummary[]> {
     const heads = await this.query(organizationId, 'T#', '#name, latestVersion, updatedAt');
     // A head with no version yet is a save under way (or one that failed before its first version).
@@ -216,15 +253,7 @@ export class DynamoDbTemplateStore implements TemplateStore {
   async remove(organizationId: string, name: string): Promise<boolean> {
     // Versions first, the head last: a failure part-way leaves the template listed, to delete again.
     const items = await this.query(organizationId, `V#${name}#`, 'pk, sk, #name');
-    for (let i = 0; i < items.length; i += 25) {
-      const batch = items.slice(i, i + 25).map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } }));
-      let pending: typeof batch | undefined = batch;
-      for (let attempt = 0; pending && pending.length > 0; attempt++) {
-        if (attempt >= 4) throw new StorageUnavailableProblem();
-        const result = await withStorageFaults(() => this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending as typeof batch } })));
-        pending = result.UnprocessedItems?.[this.tableName] as typeof batch | undefined;
-      }
-    }
+    await this.deleteAll(items.map((item) => ({ pk: item.pk, sk: item.sk })));
     const removed = await this.conditional(() =>
       this.client.send(new DeleteCommand({ TableName: this.tableName, Key: keys.head(organizationId, name), ConditionExpression: 'attribute_exists(pk)' })),
     );
