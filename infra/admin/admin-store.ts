@@ -135,10 +135,25 @@ export class DynamoDbAdminStore {
     const user = requireUuid(userId, 'the user id');
     const found = await this.getUser(user);
     // A service user is an integration of one Organization (docs/keys.md): it joins no other, also
-    // once removed from its own (one made before its Organization was recorded: the one it is in).
-    const home = found.serviceName === undefined ? undefined : (found.serviceOrganization ?? found.organizations[0]);
-    if (home !== undefined && home !== org) {
-      throw new RecordConflictError(`user ${user} is a service user of Organization ${home}; a service user belongs to one Organization only`);
+    // once removed from its own. One made before its Organization was recorded has the one it is
+    // in, or, outside all, the first it joins: recorded now, on the condition that none was since.
+    const home = found.serviceName === undefined ? undefined : (found.serviceOrganization ?? found.organizations[0] ?? org);
+    const oneOrganizationOnly = () => new RecordConflictError(`user ${user} is a service user of Organization ${home}; a service user belongs to one Organization only`);
+    if (home !== undefined && home !== org) throw oneOrganizationOnly();
+    if (home !== undefined && found.serviceOrganization === undefined) {
+      await conditionally(
+        () =>
+          this.client.send(
+            new UpdateCommand({
+              TableName: this.tableName,
+              Key: itemKey.user(user),
+              UpdateExpression: 'SET serviceOrganization = :org',
+              ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(serviceOrganization) OR serviceOrganization = :org)',
+              ExpressionAttributeValues: { ':org': org },
+            }),
+          ),
+        () => new RecordConflictError(`user ${user} is a service user of another Organization; a service user belongs to one Organization only`),
+      );
     }
     await this.addToSet(org, 'members', user);
     await this.userOrganizations(user, 'ADD', org);

@@ -152,6 +152,26 @@ describe('service users', () => {
     expect((await adminJson(env, 'user', 'show', '--user', id)).organizations).toEqual([tenant.organizationId]);
   });
 
+  it('made before their Organization was recorded, belong to the first one they join once outside all', async () => {
+    const { id } = await adminJson(env, 'user', 'create', '--service', '--name', 'Legacy', '--org', tenant.organizationId);
+    // As such a user was stored: no serviceOrganization.
+    const client = new DynamoDBClient({ region: 'us-east-1', endpoint: stack.dynamodbEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const { pk, sk } = itemKey.user(id);
+    await client.send(new UpdateItemCommand({ TableName: stack.tableName, Key: { pk: { S: pk }, sk: { S: sk } }, UpdateExpression: 'REMOVE serviceOrganization' }));
+    client.destroy();
+    const [{ id: second }, { id: third }] = [await adminJson(env, 'org', 'create', '--name', 'Second'), await adminJson(env, 'org', 'create', '--name', 'Third')];
+
+    // Still in its Organization: that one is its own.
+    expect((await admin(env, 'member', 'add', '--org', second, '--user', id)).code).toBe(4);
+    await adminJson(env, 'member', 'remove', '--org', tenant.organizationId, '--user', id);
+    // Outside all: the first it joins becomes its own, and it joins no other after.
+    await adminJson(env, 'member', 'add', '--org', second, '--user', id);
+    await adminJson(env, 'member', 'remove', '--org', second, '--user', id);
+    const refused = await admin(env, 'member', 'add', '--org', third, '--user', id, '--json');
+    expect([refused.code, JSON.parse(refused.stderr).error.message]).toEqual([4, expect.stringContaining(`service user of Organization ${second}`)]);
+    await adminJson(env, 'member', 'add', '--org', second, '--user', id);
+  });
+
   it.each([
     ['without --org', ['--service', '--name', 'X'], 1, '--service needs --name N and --org O'],
     ['without --name', ['--service', '--org', '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10'], 1, '--service needs --name N and --org O'],
