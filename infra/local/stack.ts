@@ -249,9 +249,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dynamodb: dynamodbEndpoint,
       table: tableName,
     };
-    // API keys are sealed with the local sealing key beside the data; in memory, with a key that
-    // lives as long as the (equally unsaved) table does.
-    const sealing = dataDir ? { LOCAL_DATA_DIR: dataDir } : { LOCAL_SEALING_KEY: randomBytes(32).toString('base64') };
+    // API keys are sealed with the local sealing key (LOCAL_SEALING_KEY, or the one beside the
+    // data); in memory and with none given, with a key that lives as long as the (equally unsaved) table does.
+    const givenKey = (options.serviceEnv?.LOCAL_SEALING_KEY ?? process.env.LOCAL_SEALING_KEY)?.trim();
+    const sealing = dataDir ? { LOCAL_DATA_DIR: dataDir } : givenKey ? {} : { LOCAL_SEALING_KEY: randomBytes(32).toString('base64') };
     const settingsEnv = { ...process.env, ...options.serviceEnv, ...sealing };
     // The templates function, one route per method and path as in the HTTP API.
     const templates = createTemplateHandler(createTemplateDependencies(config, { credentials })) as unknown as LambdaHandler;
