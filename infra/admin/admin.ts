@@ -2,17 +2,14 @@
  * `npm run --silent admin -- <command>`: the process face of `runAdmin` (see cli.ts).
  * The exit code is set rather than forced so piped output is flushed first.
  */
+import { onClosedStdout } from '../local/closed-pipe';
 import { runAdmin } from './cli';
 
 // The pinned AWS SDK warns about its future Node requirement; noise on an operator's stderr.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-// A reader that stopped early (`… --help | head -1`) closes the pipe: the rest of the output has
-// nowhere to go, which is no error of the command's.
-process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code !== 'EPIPE') throw error;
-  process.exit(process.exitCode ?? 0);
-});
+// Its reader gone (`… --help | head -1`), the command has nothing left to say.
+onClosedStdout(() => process.exit(process.exitCode ?? 0));
 
 runAdmin(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env }).then(
   (code) => {

@@ -3,6 +3,7 @@
  * file reads the environment, prints, and handles signals and exit codes.
  */
 import { ConfigError } from '../../functions/shared/runtime/config';
+import { onClosedStdout } from './closed-pipe';
 import { QUICKSTART_CURL, demoFilePath, exportLines } from './seed';
 import { LocalSettingError } from './settings';
 import type { LocalStack } from './stack';
@@ -16,6 +17,8 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
+// Its reader gone (`npm start | head -5`), the stack goes on serving, and stops cleanly at Ctrl-C.
+onClosedStdout();
 
 /** A repeat of the stopping signal within this time is the same one, delivered twice. */
 const SAME_SIGNAL_MS = 1_000;

@@ -229,8 +229,18 @@ describe('npm start (infra/local/start.ts as a process)', () => {
   }, 60_000);
 });
 
-describe('npm run admin (infra/admin/admin.ts as a process)', () => {
-  it('stops quietly with exit code 0 when its reader stops early (`--help | head -1`)', async () => {
+describe('output to a reader that stopped early', () => {
+  it('npm start goes on serving, and stops cleanly at Ctrl-C, when its output pipe is closed (`npm start | head -5`)', async () => {
+    const { ports, env } = await stackPorts();
+    const stack = startProcess(TSX, ['infra/local/start.ts'], env);
+    stack.child.stdout!.destroy();
+    await waitUntil(stack, 'GET / to answer 200', async () => (await fetch(`http://127.0.0.1:${ports.PORT}/`)).status === 200);
+    stack.child.kill('SIGINT');
+    expect(await stack.exited).toEqual({ code: 0, signal: null });
+    expect(stack.output().stderr).not.toMatch(/EPIPE/);
+  }, 60_000);
+
+  it('npm run admin stops quietly with exit code 0 (`--help | head -1`)', async () => {
     const cli = startProcess(TSX, ['infra/admin/admin.ts', '--help'], {});
     // The reader is gone before the help is written, as `head -1` is once it has its line.
     cli.child.stdout!.destroy();
