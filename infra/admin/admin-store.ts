@@ -141,19 +141,9 @@ export class DynamoDbAdminStore {
     const oneOrganizationOnly = () => new RecordConflictError(`user ${user} is a service user of Organization ${home}; a service user belongs to one Organization only`);
     if (home !== undefined && home !== org) throw oneOrganizationOnly();
     if (home !== undefined && found.serviceOrganization === undefined) {
-      await conditionally(
-        () =>
-          this.client.send(
-            new UpdateCommand({
-              TableName: this.tableName,
-              Key: itemKey.user(user),
-              UpdateExpression: 'SET serviceOrganization = :org',
-              ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(serviceOrganization) OR serviceOrganization = :org)',
-              ExpressionAttributeValues: { ':org': org },
-            }),
-          ),
-        () => new RecordConflictError(`user ${user} is a service user of another Organization; a service user belongs to one Organization only`),
-      );
+      const claim = { UpdateExpression: 'SET serviceOrganization = :org', ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(serviceOrganization) OR serviceOrganization = :org)' };
+      const claimed = () => this.client.send(new UpdateCommand({ TableName: this.tableName, Key: itemKey.user(user), ...claim, ExpressionAttributeValues: { ':org': org } }));
+      await conditionally(claimed, () => new RecordConflictError(`user ${user} is a service user of another Organization; a service user belongs to one Organization only`));
     }
     await this.addToSet(org, 'members', user);
     await this.userOrganizations(user, 'ADD', org);
