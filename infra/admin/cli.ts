@@ -3,7 +3,9 @@
  * identities and keys, against the local stack by default or a deployed table with `--table`.
  * `admin.ts` is its process entry; tests call `runAdmin` directly.
  *
- * Every command prints one human line, or with `--json` exactly one JSON object, on stdout.
+ * Every command prints its human answer (one line, or a list: a count line and a line per entry;
+ * `org show`, `user show`, `sender add` and `template show` a few lines), or with `--json` exactly
+ * one JSON object, on stdout.
  * Errors go to stderr (as `{"error": {...}}` with `--json`, except usage errors, which are
  * always commander's text) and end with a distinct exit code, see `EXIT_CODES` (command-frame.ts,
  * with the types the command files share; they import that, never this file).

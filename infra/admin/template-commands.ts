@@ -81,11 +81,11 @@ export function addTemplateCommands(program: Command, leaf: Leaf): void {
   }).requiredOption('--org <uuid>', 'Organization id');
 
   leaf(template, 'show', 'print a template version (the latest unless --version)', async (store, o) => {
-    await store.getOrganization(o.org!);
     const { organizationId, name } = await checked(() => validateQuery({ organizationId: o.org }, o.name, true));
     const problems = new ProblemList();
     const version = readVersion(o.version, '/version', problems, true);
     if (problems.count > 0) throw invalid({ errors: problems.items });
+    await store.getOrganization(organizationId);
     const found = await templatesOf(store).read(organizationId, name, version);
     if (!found) throw new RecordNotFoundError(version === undefined ? `Organization ${organizationId} has no template named "${name}"` : `template "${name}" has no version ${version}`);
     const body = [`Subject: ${found.Subject}`, ...(found.TextContent === undefined ? [] : ['--- text ---', found.TextContent]), ...(found.HtmlContent === undefined ? [] : ['--- html ---', found.HtmlContent])];
@@ -99,8 +99,8 @@ export function addTemplateCommands(program: Command, leaf: Leaf): void {
     .option('--version <n>', 'a version number');
 
   leaf(template, 'delete', 'delete a template and all its versions (messages already scheduled with it still go out)', async (store, o) => {
-    await store.getOrganization(o.org!);
     const { organizationId, name } = await checked(() => validateQuery({ organizationId: o.org }, o.name, true));
+    await store.getOrganization(organizationId);
     if (!(await templatesOf(store).remove(organizationId, name))) throw new RecordNotFoundError(`Organization ${organizationId} has no template named "${name}"`);
     return { human: `Deleted template ${name} of Organization ${organizationId}`, json: { name, deleted: true } };
   })

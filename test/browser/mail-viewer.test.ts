@@ -123,8 +123,9 @@ describe('the local mail viewer', () => {
       const email = page.locator('.email', { hasText: subject });
       await email.waitFor();
       await expect(email.innerText()).resolves.toContain('Tracked: opens');
-      // Listed, not looked at: give a hidden frame time to load what it would.
-      await page.waitForTimeout(500);
+      // Listed, not looked at: give a hidden frame time to load what it would, and the open time
+      // to reach the status (within two seconds, CONTRACT section 17).
+      await page.waitForTimeout(2_000);
       expect(await opens()).toBe(0);
 
       await email.getByRole('button', { name: 'Toggle HTML view' }).click();

@@ -227,6 +227,12 @@ describe('output and errors', () => {
     expectFailure(await run(...command.split(' '), '--org', ABSENT, ...options), EXIT_CODES.notFound, new RegExp(`no Organization with id ${ABSENT}`));
   });
 
+  it('checks its arguments before it looks for the Organization: a bad --name or --version is exit 1 whatever --org names', async () => {
+    expectFailure(await run('template', 'show', '--org', ABSENT, '--name', 'bad name'), EXIT_CODES.invalid, /name/);
+    expectFailure(await run('template', 'show', '--org', ABSENT, '--name', 'welcome', '--version', '0'), EXIT_CODES.invalid, /version/);
+    expectFailure(await run('template', 'delete', '--org', ABSENT, '--name', 'bad name'), EXIT_CODES.invalid, /name/);
+  });
+
   const levels = [[], ['org'], ['user'], ['member'], ['sender'], ['key'], ['org', 'create'], ['user', 'create'], ['member', 'remove'], ['sender', 'add'], ['key', 'show']];
   it.each(levels.map((path) => [path.join(' ') || '(top level)', path] as const))(
     'prints help for %s on stdout and exits 0',
