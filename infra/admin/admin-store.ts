@@ -137,13 +137,14 @@ export class DynamoDbAdminStore {
     // A service user is an integration of one Organization (docs/keys.md): it joins no other, also
     // once removed from its own. One made before its Organization was recorded has the one it is
     // in, or, outside all, the first it joins: recorded now, on the condition that none was since.
-    const home = found.serviceName === undefined ? undefined : (found.serviceOrganization ?? found.organizations[0] ?? org);
-    const oneOrganizationOnly = () => new RecordConflictError(`user ${user} is a service user of Organization ${home}; a service user belongs to one Organization only`);
-    if (home !== undefined && home !== org) throw oneOrganizationOnly();
-    if (home !== undefined && found.serviceOrganization === undefined) {
-      const claim = { UpdateExpression: 'SET serviceOrganization = :org', ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(serviceOrganization) OR serviceOrganization = :org)' };
-      const claimed = () => this.client.send(new UpdateCommand({ TableName: this.tableName, Key: itemKey.user(user), ...claim, ExpressionAttributeValues: { ':org': org } }));
-      await conditionally(claimed, () => new RecordConflictError(`user ${user} is a service user of another Organization; a service user belongs to one Organization only`));
+    if (found.serviceName !== undefined) {
+      const refused = (home: string) => new RecordConflictError(`user ${user} is a service user of ${home}; a service user belongs to one Organization only`);
+      const home = found.serviceOrganization ?? found.organizations[0] ?? org;
+      if (home !== org) throw refused(`Organization ${home}`);
+      if (found.serviceOrganization === undefined) {
+        const claim = { UpdateExpression: 'SET serviceOrganization = :org', ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(serviceOrganization) OR serviceOrganization = :org)' };
+        await conditionally(() => this.client.send(new UpdateCommand({ TableName: this.tableName, Key: itemKey.user(user), ...claim, ExpressionAttributeValues: { ':org': org } })), () => refused('another Organization'));
+      }
     }
     await this.addToSet(org, 'members', user);
     await this.userOrganizations(user, 'ADD', org);
