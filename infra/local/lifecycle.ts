@@ -26,6 +26,8 @@ export interface LocalLifecycleOptions {
   readonly credentials: Credentials | undefined;
   /** The SES emulator itself, for the out-of-office auto-replies; absent with an external SES_ENDPOINT. */
   readonly emulator: string | undefined;
+  /** Where the webhook worker finds the local sealing key (`LOCAL_SEALING_KEY`, `LOCAL_DATA_DIR`): the stack's settings. */
+  readonly sealingEnv: Readonly<Record<string, string | undefined>>;
   /** Multiplies the webhook retry delays (tests); 1 keeps SES's 5 s, 5 min, … schedule. */
   readonly webhookRetryScale?: number | undefined;
   readonly log: (line: string) => void;
@@ -48,7 +50,7 @@ export function startLocalLifecycle(options: LocalLifecycleOptions): LocalLifecy
   const clients = { credentials };
   const region = config.region;
   const webhookQueue = new LocalQueue({ name: 'webhooks', region, maxReceiveCount: MAX_ATTEMPTS, visibilitySeconds: 30, timeScale: options.webhookRetryScale, log });
-  webhookQueue.consume(createWebhookHandler(createWebhookDependencies(config, clients, { sealer: localSealer(), retries: webhookQueue })));
+  webhookQueue.consume(createWebhookHandler(createWebhookDependencies(config, clients, { sealer: localSealer(options.sealingEnv), retries: webhookQueue })));
   const events = new LocalQueue({ name: 'ses-events', region, maxReceiveCount: 5, visibilitySeconds: 1, log });
   events.consume(createEventsHandler(createEventsDependencies(config, clients, webhookQueue)));
 

@@ -215,7 +215,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
 
     const config = { ...serviceConfig, dynamodbEndpoint, sesEndpoint: sesUrl };
-    const lifecycle = startLocalLifecycle({ config, credentials, emulator, webhookRetryScale: options.webhookRetryScale, log });
+    // Secrets are sealed with the local sealing key (docs/local.md): LOCAL_SEALING_KEY, or the file
+    // beside the data, read from the same variables the service's settings came from.
+    const sealingEnv: Record<string, string | undefined> = { ...process.env, ...options.serviceEnv, ...(dataDir && { LOCAL_DATA_DIR: dataDir }) };
+    const lifecycle = startLocalLifecycle({ config, credentials, emulator, sealingEnv, webhookRetryScale: options.webhookRetryScale, log });
     cleanups.push(() => lifecycle.stop());
     const scheduled = startLocalScheduledSend({ config, credentials, ownSends, outbox: lifecycle.webhookQueue, testEvents: lifecycle.testEvents, log });
     cleanups.push(() => scheduled.stop());
@@ -249,11 +252,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dynamodb: dynamodbEndpoint,
       table: tableName,
     };
-    // API keys are sealed with the local sealing key (LOCAL_SEALING_KEY, or the one beside the
-    // data); in memory and with none given, with a key that lives as long as the (equally unsaved) table does.
-    const givenKey = (options.serviceEnv?.LOCAL_SEALING_KEY ?? process.env.LOCAL_SEALING_KEY)?.trim();
-    const sealing = dataDir ? { LOCAL_DATA_DIR: dataDir } : givenKey ? {} : { LOCAL_SEALING_KEY: randomBytes(32).toString('base64') };
-    const settingsEnv = { ...process.env, ...options.serviceEnv, ...sealing };
+    // API keys are sealed as webhook secrets are; in memory and with no key given, with a key that
+    // lives as long as the (equally unsaved) table does.
+    const settingsEnv = dataDir || sealingEnv.LOCAL_SEALING_KEY?.trim() ? sealingEnv : { ...sealingEnv, LOCAL_SEALING_KEY: randomBytes(32).toString('base64') };
     // The templates function, one route per method and path as in the HTTP API.
     const templates = createTemplateHandler(createTemplateDependencies(config, { credentials })) as unknown as LambdaHandler;
     const templateRoutes = TEMPLATE_ROUTES.flatMap((route) => route.methods.map((method) => ({ method, path: route.path, handler: templates, functionName: 'email-send-api-templates-local' })));

@@ -1,7 +1,8 @@
 /**
  * The local sealing key (docs/local.md, `LOCAL_SEALING_KEY`): with `LOCAL_DATA=memory`, a key the
  * operator gives is the one the settings page seals API keys with, as it is the one the admin CLI
- * seals webhook secrets with; only with none given does the stack draw one for its lifetime.
+ * seals webhook secrets with, and the one the stack's webhook worker opens them with; only with
+ * none given does the stack draw one for its lifetime, for the settings page.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -12,7 +13,7 @@ import { LOCAL_CLIENT_ID } from '../../infra/local/oidc/provider';
 import { localSealer } from '../../infra/local/sealing-key';
 import { signIn } from '../support/oidc';
 import type { TestStack } from './helpers';
-import { adminEnv, adminJson, startTestStack } from './helpers';
+import { adminEnv, adminJson, hookedTenant, messageBody, send, startTestStack } from './helpers';
 
 const GIVEN = randomBytes(32).toString('base64');
 let stack: TestStack;
@@ -43,6 +44,21 @@ describe('LOCAL_SEALING_KEY with LOCAL_DATA=memory', () => {
       expect(await localSealer({ LOCAL_SEALING_KEY: GIVEN }, 'userId').open(String(Item?.sealedKey), userId)).toBe(key);
     } finally {
       client.destroy();
+    }
+  });
+
+  it('is the key the webhook worker opens a secret the admin CLI sealed with', async () => {
+    // Neither the CLI nor the stack has a LOCAL_DATA_DIR here: only the given key is common to both.
+    const hooked = await hookedTenant(stack, { ...adminEnv(stack), LOCAL_SEALING_KEY: GIVEN }, 'Hooked');
+    try {
+      const response = await send(stack, hooked.tenant.apiKey, messageBody(hooked.tenant.organizationId));
+      expect(response.status).toBe(200);
+      const deadline = Date.now() + 10_000;
+      // `events()` verifies each signature with the secret the CLI printed.
+      while (!hooked.events().some((event) => event.type === 'email.delivered') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(hooked.events().map((event) => event.type)).toEqual(expect.arrayContaining(['email.sent', 'email.delivered']));
+    } finally {
+      hooked.close();
     }
   });
 });
