@@ -6,7 +6,8 @@
  *
  * - `SendEmail` above the rate is answered as SES answers it: HTTP 429,
  *   `TooManyRequestsException`, "Maximum sending rate exceeded."; recipients are counted as SES
- *   counts them (To + Cc + Bcc), in a token bucket of one second's worth refilled at the rate;
+ *   counts them (To + Cc + Bcc), in a token bucket of one second's worth refilled at the rate (a
+ *   call for more recipients than that takes a full bucket and leaves it owing the rest);
  * - `GetAccount` answers with that rate as `SendQuota.MaxSendRate`;
  * - `GET /rate-limit` says what the gate let through and refused;
  * - with a mail viewer (`mail-viewer.ts`), the viewer page and `/store` show each message's
@@ -134,7 +135,10 @@ export async function startRateGate(options: FrontOptions): Promise<RunningRateG
     const at = now();
     tokens = Math.min(capacity, tokens + ((at - refilledAt) / 1_000) * maxSendRate);
     refilledAt = at;
-    if (tokens + EPSILON < n) return false;
+    // A call for more recipients than one second's worth goes from a full bucket, and the bucket
+    // then owes the rest: SES takes a message to more recipients than its rate (a sandbox, 1 a
+    // second, sends to 50), and refuses the calls after it until the rate has paid for them.
+    if (tokens + EPSILON < Math.min(n, capacity)) return false;
     tokens -= n;
     return true;
   };
