@@ -68,7 +68,9 @@ async function scheduleOne(message: ValidMessage, context: ScheduleContext, deps
     return failed(message.index, 'ScheduleUnavailable');
   }
   // The Organization holds as many pending schedules as it may: one must be sent or cancelled first.
-  if (created === 'full') return failed(message.index, 'QuotaExceeded');
+  if (created === 'full') {
+    return failed(message.index, 'QuotaExceeded', `The Organization already has its limit of ${context.pendingLimit} scheduled messages not yet sent; one must be sent or cancelled before another is scheduled.`);
+  }
   try {
     await deps.timer.arm(scheduleId, sendAt);
   } catch (error) {

@@ -112,7 +112,11 @@ describe('pending schedules are bounded per Organization', () => {
 
     const response = await send(stack, tenant.apiKey, messageBody(tenant.organizationId, { SendAt: later, Subject: subjectOf('3') }));
     expect(response.status).toBe(429);
-    expect(((await response.json()) as { Messages: unknown[] }).Messages[0]).toMatchObject({ Status: 'Failed', Error: { Code: 'QuotaExceeded', Retryable: true } });
+    expect(((await response.json()) as { Messages: unknown[] }).Messages[0]).toMatchObject({
+      Status: 'Failed',
+      // The Organization's own limit, named; not SES's quota.
+      Error: { Code: 'QuotaExceeded', Retryable: true, Message: expect.stringMatching(/limit of 2 scheduled messages not yet sent/) },
+    });
     expect((await schedule(other, subjectOf('other'), later)).Status).toBe('Scheduled');
 
     await adminJson(env, 'schedule', 'cancel', '--org', tenant.organizationId, '--id', a.ScheduleId);
