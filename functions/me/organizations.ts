@@ -10,7 +10,9 @@ import { utcDay } from '../shared/domain/org-limits';
 import type { Pause } from '../shared/domain/reputation';
 import type { Tracking } from '../shared/mail/tracking';
 import { reputationView, summarise } from '../shared/domain/reputation';
+import { isCanonicalUuid } from '../shared/domain/uuid';
 import { OrganizationForbiddenProblem } from '../shared/http/problems';
+import { InvalidParameterProblem } from './problems';
 import type { DynamoDbReputationStore } from '../shared/store/dynamodb-reputation-store';
 import type { DailyUsage } from '../shared/store/ports';
 import { withStorageFaults } from '../shared/store/storage-errors';
@@ -37,11 +39,16 @@ export interface OrganizationView {
   readonly Reputation: ReturnType<typeof reputationView>;
 }
 
-/** The Organization of that id among the user's, or 403 (unknown or not a member: the same answer). */
+/**
+ * The Organization of that id among the user's, or 403 (unknown or not a member: the same answer).
+ * No id, or one that is not a UUID, is the request's own mistake: 400 naming `organizationId`.
+ */
 export function memberOrganization(member: readonly MemberOrganization[], organizationId: string | undefined): MemberOrganization {
-  const id = organizationId?.trim().toLowerCase();
+  const id = organizationId?.trim().toLowerCase() ?? '';
+  if (!id) throw new InvalidParameterProblem('organizationId', 'is required: the id of one of your Organizations');
+  if (!isCanonicalUuid(id)) throw new InvalidParameterProblem('organizationId', 'must be an Organization id (a UUID)');
   const found = member.find((organization) => organization.id === id);
-  if (!found) throw new OrganizationForbiddenProblem();
+  if (!found) throw new OrganizationForbiddenProblem({ detail: 'The Organization does not exist or you are not a member of it.' });
   return found;
 }
 

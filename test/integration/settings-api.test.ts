@@ -476,16 +476,16 @@ describe('Activity (GET /v1.2/me/messages)', () => {
     expect([...first.Messages, ...second.Messages].map((m) => m.MessageId)).toEqual(written.reverse());
   });
 
-  it('refuses another Organization (403, as an unknown one), a bad status or address, and a forged cursor (400 naming the parameter)', async () => {
+  it('refuses another Organization (403, as an unknown one), a malformed Organization id, a bad status or address, and a forged cursor (400 naming the parameter)', async () => {
     const someone = await user({ organizations: ['Mine'] });
     const stranger = await user({ organizations: ['Theirs'] });
     const token = await tokenFor(someone.email);
-    for (const organizationId of [stranger.organizations[0]!.id, '00000000-0000-4000-8000-000000000000', 'not-an-id']) {
+    for (const organizationId of [stranger.organizations[0]!.id, '00000000-0000-4000-8000-000000000000']) {
       const response = await call('GET', `/v1.2/me/messages?organizationId=${organizationId}`, token);
       expect([response.status, ((await response.json()) as { type: string }).type]).toEqual([403, expect.stringMatching(/\/organization-forbidden$/)]);
     }
     const forged = Buffer.from(JSON.stringify({ [stranger.organizations[0]!.id]: '' })).toString('base64url');
-    for (const [query, pointer] of [['status=Lost', '/status'], ['recipient=nobody', '/recipient'], [`cursor=${forged}`, '/cursor']]) {
+    for (const [query, pointer] of [['organizationId=not-an-id', '/organizationId'], ['status=Lost', '/status'], ['recipient=nobody', '/recipient'], [`cursor=${forged}`, '/cursor']]) {
       const response = await call('GET', `/v1.2/me/messages?${query}`, token);
       expect([response.status, ((await response.json()) as { errors: { pointer: string }[] }).errors[0]!.pointer]).toEqual([400, pointer]);
     }

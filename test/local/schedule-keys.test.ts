@@ -166,6 +166,25 @@ describe("the settings page's API", () => {
     expect(await emailsWith(subject)).toHaveLength(0);
   });
 
+  it('answers a missing or malformed organizationId 400 naming it, and another Organization 403 in words for a signed-in user', async () => {
+    const { token } = await signedInTenant();
+    const stranger = await provisionTenant(env);
+    const scheduleId = '0b0e2c0a-3d7e-4b9c-8f3a-2d5c6e7f8a9b';
+    const cases: [string, string, number, string][] = [
+      ['DELETE', `/v1.2/me/schedules?scheduleId=${scheduleId}`, 400, 'is required: the id of one of your Organizations'],
+      ['DELETE', '/v1.2/me/suppressions?address=ada@example.org&organizationId=', 400, 'is required: the id of one of your Organizations'],
+      ['DELETE', `/v1.2/me/schedules?organizationId=acme&scheduleId=${scheduleId}`, 400, 'must be an Organization id (a UUID)'],
+      ['GET', '/v1.2/me/templates?organizationId=acme', 400, 'must be an Organization id (a UUID)'],
+      ['GET', `/v1.2/me/suppressions?organizationId=${stranger.organizationId}`, 403, ''],
+    ];
+    for (const [method, path, status, rule] of cases) {
+      const answer = await me(token, method, path);
+      const problem = (await answer.json()) as Record<string, any>;
+      if (status === 400) expect({ path, status: answer.status, problem }).toMatchObject({ status, problem: { type: expect.stringMatching(/\/invalid-parameter$/), errors: [{ pointer: '/organizationId', detail: rule }] } });
+      else expect({ path, status: answer.status, detail: problem.detail }).toEqual({ path, status, detail: 'The Organization does not exist or you are not a member of it.' });
+    }
+  });
+
   it('rotate cancels the old key\'s schedules unless KeepSchedules; revoke cancels them', async () => {
     const { tenant, token, reader } = await signedInTenant();
     const later = inAbout(60_000).text;

@@ -126,10 +126,11 @@ export class InsufficientScopeProblem extends HttpProblem {
 
 /** The caller may not act in that Organization; unknown and not-a-member look the same (403). */
 export class OrganizationForbiddenProblem extends HttpProblem {
-  constructor(options?: ErrorOptions) {
+  /** `detail`: for a caller that is not an API key (the settings page's signed-in user). */
+  constructor(options?: ErrorOptions & { readonly detail?: string }) {
     super(403, 'organization-forbidden', 'Not allowed in this Organization', {
       ...options,
-      detail: 'The Organization does not exist or the API key\'s user is not a member of it.',
+      detail: options?.detail ?? 'The Organization does not exist or the API key\'s user is not a member of it.',
     });
     this.name = 'OrganizationForbiddenProblem';
   }
