@@ -3,6 +3,7 @@
  * emulator. Each test checks what reached the emulator, not only the response.
  */
 import { beforeEach, describe, expect, it } from '@jest/globals';
+import { gzipSync } from 'node:zlib';
 import libmime from 'libmime';
 import { generateApiKey } from '../../functions/shared/domain/api-keys';
 import type { Harness, Tenant } from '../support/harness';
@@ -332,6 +333,17 @@ describe('ambiguous and hostile bodies: nothing is guessed, nothing partial is s
     expectProblem(result, 400);
     expect(result.body.detail).toContain('UTF-8');
     expect(await h.sentEmails()).toHaveLength(0);
+  });
+
+  it('answers 415 naming the coding to a compressed body, with Accept-Encoding: identity, and sends nothing', async () => {
+    const gzipped = gzipSync(JSON.stringify(sendBody(tenant))).toString('base64');
+    const result = await h.invoke({ headers: authorised(tenant, { 'content-encoding': 'gzip' }), body: gzipped, isBase64Encoded: true });
+    expectProblem(result, 415);
+    expect(result.body.detail).toContain('Content-Encoding "gzip"');
+    expect(result.headers['Accept-Encoding']).toBe('identity');
+    // `identity` is no coding at all.
+    expect((await send(JSON.stringify(sendBody(tenant)), authorised(tenant, { 'content-encoding': 'Identity' }))).statusCode).toBe(200);
+    expect(await h.sentEmails()).toHaveLength(1);
   });
 
   it('counts a base64 body by its decoded bytes: exactly the limit is not too large', async () => {

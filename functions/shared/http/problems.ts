@@ -172,12 +172,18 @@ export class PayloadTooLargeProblem extends HttpProblem {
   }
 }
 
-/** The request is not JSON by its Content-Type (415). */
+/**
+ * The request is not JSON by its Content-Type, or comes in a content coding the service does not
+ * read (415; `Accept-Encoding: identity` then says what it reads, RFC 9110 section 15.5.16).
+ */
 export class UnsupportedMediaTypeProblem extends HttpProblem {
-  constructor(options?: ErrorOptions) {
+  constructor(options?: ErrorOptions & { readonly contentEncoding?: string }) {
+    const coding = options?.contentEncoding;
     super(415, 'unsupported-media-type', 'Unsupported media type', {
       ...options,
-      detail: 'Send the body as "Content-Type: application/json".',
+      ...(coding === undefined
+        ? { detail: 'Send the body as "Content-Type: application/json".' }
+        : { detail: `The body must not be compressed (Content-Encoding "${cut(coding)}"): send it as plain UTF-8 JSON.`, headers: { 'Accept-Encoding': 'identity' } }),
     });
     this.name = 'UnsupportedMediaTypeProblem';
   }

@@ -2,7 +2,8 @@
  * Reading the JSON body, in steps with the caller's authentication between them (CONTRACT
  * section 3: the key is checked before the body is read beyond its size and media type):
  *
- * - `bodyLimits`: the size limit (before anything else looks at the body), then the media type;
+ * - `bodyLimits`: the size limit (before anything else looks at the body), then the media type
+ *   and the content coding (none);
  * - `jsonBody`, after the key, three middlewares in a row:
  *   1. `jsonText`: what must hold before a parse — strict UTF-8, no byte order mark, not empty. It
  *      keeps the text in `event.rawBody` and hands the parser plain text;
@@ -36,6 +37,9 @@ export function bodyLimits(options: { readonly maxBytes: number }): middy.Middle
     if (bytes > maxBytes) throw new PayloadTooLargeProblem(maxBytes);
     const contentType = event.headers?.['content-type'];
     if (contentType === undefined || !JSON_MEDIA_TYPE.test(contentType.trim())) throw new UnsupportedMediaTypeProblem();
+    // A compressed body would otherwise read as bytes that are not UTF-8 (400): name the real cause.
+    const contentEncoding = event.headers?.['content-encoding']?.trim();
+    if (contentEncoding && contentEncoding.toLowerCase() !== 'identity') throw new UnsupportedMediaTypeProblem({ contentEncoding });
   };
   return { before: bodyLimitsBefore };
 }
