@@ -57,16 +57,21 @@ function headerText(value: unknown, pointer: string, problems: ProblemList): str
 
 function validateRecipients(message: Json, base: string, problems: ProblemList): Record<'To' | 'Cc' | 'Bcc', string[]> {
   const lists = { To: [] as unknown[], Cc: [] as unknown[], Bcc: [] as unknown[] };
+  let notLists = 0;
   for (const field of ['To', 'Cc', 'Bcc'] as const) {
     const value = own(message, field);
     if (value === undefined || value === null) continue;
-    if (!Array.isArray(value)) problems.add(`${base}/${field}`, 'must be an array of email addresses');
-    else lists[field] = value;
+    if (Array.isArray(value)) lists[field] = value;
+    else {
+      problems.add(`${base}/${field}`, 'must be an array of email addresses');
+      notLists++;
+    }
   }
   const total = lists.To.length + lists.Cc.length + lists.Bcc.length;
   const result = { To: [] as string[], Cc: [] as string[], Bcc: [] as string[] };
   if (total === 0) {
-    problems.add(`${base}/To`, 'at least one recipient is required in To, Cc or Bcc');
+    // `"To": "ada@example.com"` is one problem, already named, not also a message with no recipient.
+    if (notLists === 0) problems.add(`${base}/To`, 'at least one recipient is required in To, Cc or Bcc');
     return result;
   }
   if (total > MAX_RECIPIENTS) {

@@ -150,6 +150,12 @@ describe('validateSendRequest', () => {
     expect(request.messages[0]).not.toHaveProperty('displayName');
   });
 
+  it('names a recipient list that is not an array once, not also as a message without recipients', () => {
+    expect(problemsOf({ OrganizationId: ORG, Messages: [msg({ To: 'a@example.org' })] })).toEqual([{ pointer: '/Messages/0/To', detail: 'must be an array of email addresses' }]);
+    expect(problemsOf({ OrganizationId: ORG, Messages: [msg({ To: undefined, Cc: { address: 'a@example.org' } })] })).toEqual([{ pointer: '/Messages/0/Cc', detail: 'must be an array of email addresses' }]);
+    expect(problemsOf({ OrganizationId: ORG, Messages: [msg({ To: [], Cc: null })] })).toEqual([{ pointer: '/Messages/0/To', detail: 'at least one recipient is required in To, Cc or Bcc' }]);
+  });
+
   it('reports only the count when a message has too many recipients, even 10 000', () => {
     const problems = problemsOf({ OrganizationId: ORG, Messages: [msg({ To: Array.from({ length: 10_000 }, () => 'bad') })] });
     expect(problems).toEqual([{ pointer: '/Messages/0', detail: expect.stringContaining('10000 recipients') }]);
