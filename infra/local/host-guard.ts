@@ -36,6 +36,7 @@ export function guardHost(server: Server, refuse: Refusal = refuseMisdirected): 
   const handlers = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
   server.removeAllListeners('request');
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    toOriginForm(req);
     if (!isLocalHost(req.headers.host, req.socket.localPort)) {
       refuse(req, res);
       return;
@@ -43,4 +44,19 @@ export function guardHost(server: Server, refuse: Refusal = refuseMisdirected): 
     for (const handler of handlers) handler.call(server, req, res);
   });
   return server;
+}
+
+/**
+ * A request target in absolute form (`POST http://127.0.0.1:3000/v1.2/email/send HTTP/1.1`, as
+ * some proxies and clients send it) names its host itself, and a server must use that host and
+ * ignore `Host` (RFC 9112 section 3.2.2). So the target's host becomes `Host`, checked as any
+ * other, and the target becomes its path and query, as every handler behind expects.
+ */
+function toOriginForm(req: IncomingMessage): void {
+  const target = req.url ?? '';
+  if (!/^https?:\/\//i.test(target) || !URL.canParse(target)) return;
+  const { host, pathname, search } = new URL(target);
+  req.url = `${pathname}${search}`;
+  req.headers.host = host;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === 'host') req.rawHeaders[i + 1] = host;
 }

@@ -67,6 +67,14 @@ describe('every local server refuses a Host that is not this machine', () => {
     },
   );
 
+  it('judges a request in absolute form by the host its target names, not by Host (RFC 9112 3.2.2)', async () => {
+    for (const [name, port, path] of servers()) {
+      const here = await statusFor(port, path, `127.0.0.1:${port}`);
+      expect([name, await statusFor(port, `http://127.0.0.1:${port}${path}`, 'rebind.attacker.example')]).toEqual([name, here]);
+      expect([name, await statusFor(port, `http://rebind.attacker.example:${port}${path}`, `127.0.0.1:${port}`)]).toEqual([name, 421]);
+    }
+  });
+
   it('serves 127.0.0.1:<port> and localhost:<port> as before', async () => {
     for (const [name, port, path] of servers()) {
       for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`]) {
