@@ -7,7 +7,8 @@
  * - `SendEmail` above the rate is answered as SES answers it: HTTP 429,
  *   `TooManyRequestsException`, "Maximum sending rate exceeded."; recipients are counted as SES
  *   counts them (To + Cc + Bcc), in a token bucket of one second's worth refilled at the rate (a
- *   call for more recipients than that takes a full bucket and leaves it owing the rest);
+ *   call for more recipients than that waits until the bucket has stood full long enough to pay
+ *   for them all, as the service's pacing sends it, and empties it);
  * - `GetAccount` answers with that rate as `SendQuota.MaxSendRate`;
  * - `GET /rate-limit` says what the gate let through and refused;
  * - with a mail viewer (`mail-viewer.ts`), the viewer page and `/store` show each message's
@@ -25,6 +26,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
+import { MAX_RECIPIENTS } from '../../functions/send/validation';
 import type { Instrument } from '../../functions/shared/runtime/clients';
 import { createServer } from 'node:http';
 import type { RunningService } from './emulators';
@@ -126,20 +128,28 @@ export async function startRateGate(options: FrontOptions): Promise<RunningRateG
   const capacity = Math.max(1, Math.floor(maxSendRate));
   const forwarder = forwarderTo(options.upstream);
   const sendSecret = options.sendSecret === undefined ? undefined : Buffer.from(options.sendSecret);
-  let tokens = capacity;
+  // The bucket's tokens are `min(capacity, banked)`. `banked` goes on filling while the bucket is
+  // full, up to one more message's worth of recipients: what a wide message is paid from.
+  let banked = capacity;
   let refilledAt = now();
   const counts = { accepted: 0, recipients: 0, throttled: 0 };
 
   const take = (n: number): boolean => {
     if (!limited) return true;
     const at = now();
-    tokens = Math.min(capacity, tokens + ((at - refilledAt) / 1_000) * maxSendRate);
+    banked = Math.min(capacity + MAX_RECIPIENTS, banked + ((at - refilledAt) / 1_000) * maxSendRate);
     refilledAt = at;
-    // A call for more recipients than one second's worth goes from a full bucket, and the bucket
-    // then owes the rest: SES takes a message to more recipients than its rate (a sandbox, 1 a
-    // second, sends to 50), and refuses the calls after it until the rate has paid for them.
-    if (tokens + EPSILON < Math.min(n, capacity)) return false;
-    tokens -= n;
+    if (n <= capacity) {
+      const tokens = Math.min(capacity, banked);
+      if (tokens + EPSILON < n) return false;
+      banked = tokens - n;
+      return true;
+    }
+    // A message to more recipients than one second's worth (SES takes one: a sandbox, 1 a second,
+    // sends to 50) goes once the bucket has stood full long enough to pay for all of them, and
+    // leaves it empty: over any stretch, no more than the rate gets through.
+    if (banked + EPSILON < n) return false;
+    banked = Math.min(capacity, banked - n);
     return true;
   };
 

@@ -71,30 +71,34 @@ describe('the SES rate gate', () => {
     expect(gate.stats()).toMatchObject({ accepted: 2, recipients: 3, throttled: 1 });
   });
 
-  it('takes a message to more recipients than its rate from a full bucket, then refuses until the rate has paid for it', async () => {
+  it('takes a message to more recipients than its rate once the bucket has stood full long enough to pay for it, and empties it', async () => {
     let clock = 0;
-    const owing = await startRateGate({ upstream: emulator.endpoint, maxSendRate: 2, now: () => clock });
-    const client = new SESv2Client({ region: 'us-east-1', endpoint: owing.endpoint, maxAttempts: 1 });
+    const wide = await startRateGate({ upstream: emulator.endpoint, maxSendRate: 2, now: () => clock });
+    const client = new SESv2Client({ region: 'us-east-1', endpoint: wide.endpoint, maxAttempts: 1 });
     const to = (n: number) => Array.from({ length: n }, (_, i) => `r${i}@example.org`);
     const call = (n: number) =>
       client
         .send(new SendEmailCommand({ FromEmailAddress: 'noreply@example.com', Destination: { ToAddresses: to(n) }, Content: { Simple: { Subject: { Data: 'gate' }, Body: { Text: { Data: 'gate' } } } } }))
         .then(() => 'sent', (error: unknown) => (error instanceof TooManyRequestsException ? 'throttled' : error));
     try {
-      expect(await call(5)).toBe('sent'); // five recipients at 2 a second: the bucket owes three
-      expect(await call(1)).toBe('throttled');
-      clock = 1_900; // owes 0.2 of a recipient still
-      expect(await call(1)).toBe('throttled');
+      // Five recipients at 2 a second, from a full bucket of two: 1.5 s more of rate first.
+      expect(await call(5)).toBe('throttled');
+      clock = 1_400;
+      expect(await call(5)).toBe('throttled');
+      clock = 1_500;
+      expect(await call(5)).toBe('sent');
+      expect(await call(1)).toBe('throttled'); // empty
       clock = 2_000;
       expect(await call(1)).toBe('sent');
-      clock = 2_500; // one recipient's worth: a bucket not full does not take a larger message
+      clock = 3_000; // full again, but three recipients need half a second more
       expect(await call(3)).toBe('throttled');
-      clock = 3_000;
+      clock = 3_500;
       expect(await call(3)).toBe('sent');
-      expect(owing.stats()).toMatchObject({ accepted: 3, recipients: 9, throttled: 3 });
+      expect(await call(1)).toBe('throttled');
+      expect(wide.stats()).toMatchObject({ accepted: 3, recipients: 9, throttled: 5 });
     } finally {
       client.destroy();
-      await owing.close();
+      await wide.close();
     }
   });
 });
@@ -133,17 +137,19 @@ describe('a local stack with SES_MAX_SEND_RATE', () => {
     await new Promise((resolve) => setTimeout(resolve, 2_000)); // let the budget run idle
     const before = await gateStats(first.sesUrl);
     const demo = first.demo!;
-    const body = messages(demo.organizationId, 2, 'wide');
-    for (const message of body.Messages) message.To = Array.from({ length: 15 }, (_, i) => `w${i}@example.org`);
+    // Wide and narrow in turn: each narrow one's turn comes one interval after the wide one before it.
+    const widths = [15, 1, 15, 1];
+    const body = messages(demo.organizationId, widths.length, 'wide');
+    body.Messages.forEach((message, i) => (message.To = Array.from({ length: widths[i]! }, (_, j) => `w${j}@example.org`)));
     const started = Date.now();
     const response = await send(first, demo.apiKey, body);
     const elapsed = Date.now() - started;
-    expect({ status: response.status, body: await response.json() }).toMatchObject({ status: 200, body: { Messages: [{ Status: 'Sent' }, { Status: 'Sent' }] } });
+    expect({ status: response.status, body: await response.json() }).toMatchObject({ status: 200, body: { Messages: widths.map(() => ({ Status: 'Sent' })) } });
     const after = await gateStats(first.sesUrl);
     expect(after.throttled - before.throttled).toBeLessThanOrEqual(1);
-    expect(after.recipients - before.recipients).toBe(30);
-    // 30 recipients at 10 a second, a second's worth at once: the second message 2 s after the first at the least.
-    expect(elapsed).toBeGreaterThanOrEqual(1_900);
+    expect(after.recipients - before.recipients).toBe(32);
+    // 32 recipients at 10 a second, a second's worth at once: 2.2 s at the least.
+    expect(elapsed).toBeGreaterThanOrEqual(2_100);
   }, 30_000);
 
   it('shares one budget between two instances, so together they stay within the rate', async () => {
