@@ -2,11 +2,10 @@
  * Reading the JSON body, in steps with the caller's authentication between them (CONTRACT
  * section 3: the key is checked before the body is read beyond its size and media type):
  *
- * - `bodyLimits`: the size limit (before anything else looks at the body), then the media type
- *   and the content coding (none);
+ * - `bodyLimits`: the size limit (before anything else looks at the body), then the media type;
  * - `jsonBody`, after the key, three middlewares in a row:
- *   1. `jsonText`: what must hold before a parse — strict UTF-8, no byte order mark, not empty. It
- *      keeps the text in `event.rawBody` and hands the parser plain text;
+ *   1. `jsonText`: what must hold before a parse — no content coding, strict UTF-8, no byte order
+ *      mark, not empty. It keeps the text in `event.rawBody` and hands the parser plain text;
  *   2. `@middy/http-json-body-parser`: the parse itself, leaving the value in `event.body`. Its
  *      errors become the `malformed-json` problem document (`jsonText`'s `onError`);
  *   3. `jsonShape`: what JSON.parse cannot see, scanned on the kept text — the nesting limit, then
@@ -37,15 +36,19 @@ export function bodyLimits(options: { readonly maxBytes: number }): middy.Middle
     if (bytes > maxBytes) throw new PayloadTooLargeProblem(maxBytes);
     const contentType = event.headers?.['content-type'];
     if (contentType === undefined || !JSON_MEDIA_TYPE.test(contentType.trim())) throw new UnsupportedMediaTypeProblem();
-    // A compressed body would otherwise read as bytes that are not UTF-8 (400): name the real cause.
-    const contentEncoding = event.headers?.['content-encoding']?.trim();
-    if (contentEncoding && contentEncoding.toLowerCase() !== 'identity') throw new UnsupportedMediaTypeProblem({ contentEncoding });
   };
   return { before: bodyLimitsBefore };
 }
 
+/** Whether a `Content-Encoding` (a comma list, repeated headers joined) names any coding but `identity`. */
+const isEncoded = (header: string | undefined): boolean => (header ?? '').split(',').some((coding) => !['', 'identity'].includes(coding.trim().toLowerCase()));
+
 function jsonText(): middy.MiddlewareObj<JsonEvent> {
   const jsonTextBefore: middy.MiddlewareFn<JsonEvent> = async ({ event }) => {
+    // A compressed body would read as bytes that are not UTF-8 (400): name the real cause. After
+    // the key, as everything about the body but its size and media type (CONTRACT section 3).
+    const contentEncoding = event.headers?.['content-encoding'];
+    if (isEncoded(contentEncoding)) throw new UnsupportedMediaTypeProblem({ contentEncoding: String(contentEncoding).trim() });
     let text = typeof event.body === 'string' ? event.body : '';
     if (event.isBase64Encoded) {
       try {
