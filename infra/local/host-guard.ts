@@ -53,10 +53,13 @@ export function guardHost(server: Server, refuse: Refusal = refuseMisdirected): 
  * other, and the target becomes its path and query, as every handler behind expects.
  */
 function toOriginForm(req: IncomingMessage): void {
-  const target = req.url ?? '';
-  if (!/^https?:\/\//i.test(target) || !URL.canParse(target)) return;
-  const { host, pathname, search } = new URL(target);
-  req.url = `${pathname}${search}`;
+  const absolute = /^https?:\/\/([^/?#]*)(.*)$/is.exec(req.url ?? '');
+  if (!absolute || !URL.canParse(`http://${absolute[1]}/`)) return;
+  const { host } = new URL(`http://${absolute[1]}/`);
+  // The path and query as written: only the host is read through URL, which would also resolve
+  // `..` and `%2e%2e` in the path and route the request elsewhere than its origin form would.
+  const rest = absolute[2]!;
+  req.url = rest.startsWith('/') ? rest : `/${rest}`;
   req.headers.host = host;
   for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === 'host') req.rawHeaders[i + 1] = host;
 }

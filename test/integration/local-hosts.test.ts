@@ -73,6 +73,12 @@ describe('every local server refuses a Host that is not this machine', () => {
       expect([name, await statusFor(port, `http://127.0.0.1:${port}${path}`, 'rebind.attacker.example')]).toEqual([name, here]);
       expect([name, await statusFor(port, `http://rebind.attacker.example:${port}${path}`, `127.0.0.1:${port}`)]).toEqual([name, 421]);
     }
+    // The path as written, as in origin form: `%2e%2e` is not resolved into another route.
+    const here = `127.0.0.1:${apiPort}`;
+    const dotted = '/elsewhere/%2e%2e/docs';
+    const asWritten = await statusFor(apiPort, dotted, here);
+    expect(asWritten).not.toBe(await statusFor(apiPort, '/docs', here));
+    expect(await statusFor(apiPort, `http://${here}${dotted}`, 'rebind.attacker.example')).toBe(asWritten);
   });
 
   it('serves 127.0.0.1:<port> and localhost:<port> as before', async () => {
