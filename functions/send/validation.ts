@@ -9,7 +9,7 @@ import { ValidationProblem } from '../shared/http/problems';
 import type { Json } from '../shared/http/body-rules';
 import { ILL_FORMED, ProblemList, isObject, own, textField as text, unknownFields, validateOrganizationId } from '../shared/http/body-rules';
 import { codePointLength, isWellFormedText } from '../shared/domain/unicode';
-import { CONTROL_CHARACTERS, MAX_SUBJECT_LENGTH } from '../shared/domain/header-safety';
+import { CONTROL_CHARACTERS, MAX_RECIPIENTS, MAX_SUBJECT_LENGTH } from '../shared/domain/header-safety';
 import type { ValidMessage } from '../shared/mail/valid-message';
 import { DEFAULTS } from '../shared/runtime/config';
 import { parseExpiration, TIME_FORMAT_RULE } from './expiry';
@@ -21,8 +21,6 @@ import { TEMPLATE_FIELD } from '../shared/templates/template-rules';
 import { WRITTEN_FIELDS, readTemplateUse } from './templated';
 import { TRACKING_FIELD, readTrackingChoice } from './tracking';
 
-/** Amazon SES accepts at most 50 recipients per message. */
-export const MAX_RECIPIENTS = 50;
 /** Lists longer than this many times their limit are reported by count only. */
 export const OVERSIZED_LIST_FACTOR = 10;
 export { MAX_SUBJECT_LENGTH } from '../shared/domain/header-safety';

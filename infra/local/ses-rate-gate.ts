@@ -26,7 +26,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
-import { MAX_RECIPIENTS } from '../../functions/send/validation';
+import { MAX_RECIPIENTS } from '../../functions/shared/domain/header-safety';
 import type { Instrument } from '../../functions/shared/runtime/clients';
 import { createServer } from 'node:http';
 import type { RunningService } from './emulators';
@@ -139,17 +139,12 @@ export async function startRateGate(options: FrontOptions): Promise<RunningRateG
     const at = now();
     banked = Math.min(capacity + MAX_RECIPIENTS, banked + ((at - refilledAt) / 1_000) * maxSendRate);
     refilledAt = at;
-    if (n <= capacity) {
-      const tokens = Math.min(capacity, banked);
-      if (tokens + EPSILON < n) return false;
-      banked = tokens - n;
-      return true;
-    }
-    // A message to more recipients than one second's worth (SES takes one: a sandbox, 1 a second,
-    // sends to 50) goes once the bucket has stood full long enough to pay for all of them, and
-    // leaves it empty: over any stretch, no more than the rate gets through.
-    if (banked + EPSILON < n) return false;
-    banked = Math.min(capacity, banked - n);
+    // A call within one second's worth is paid from the bucket. One to more recipients (SES takes
+    // one: a sandbox, 1 a second, sends to 50) is paid from what was banked, so it goes once the
+    // bucket has stood full long enough, and leaves it empty: no more than the rate gets through.
+    const available = n <= capacity ? Math.min(capacity, banked) : banked;
+    if (available + EPSILON < n) return false;
+    banked = Math.min(capacity, available - n);
     return true;
   };
 

@@ -26,6 +26,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DeliveryStatus } from '../delivery/recipient-state';
+import { MAX_RECIPIENTS } from '../domain/header-safety';
 import { DELIVERY_STATUSES } from '../delivery/recipient-state';
 import { unlessConditionFails } from './conditions';
 import { itemKey } from './table';
@@ -70,8 +71,6 @@ type Item = Record<string, unknown>;
 
 /** Long subjects are cut: the list shows a line, and an item stays small. */
 export const MAX_SUBJECT_LENGTH = 300;
-/** SES takes at most 50 recipients a message. */
-const MAX_RECIPIENTS = 50;
 
 export function activitySortKey(sentAt: string, messageId: string): string {
   return `${sentAt}#${messageId}`;

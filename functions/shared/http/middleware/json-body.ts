@@ -41,14 +41,14 @@ export function bodyLimits(options: { readonly maxBytes: number }): middy.Middle
 }
 
 /** Whether a `Content-Encoding` (a comma list, repeated headers joined) names any coding but `identity`. */
-const isEncoded = (header: string | undefined): boolean => (header ?? '').split(',').some((coding) => !['', 'identity'].includes(coding.trim().toLowerCase()));
+const isEncoded = (header: string | undefined): header is string => (header ?? '').split(',').some((coding) => !['', 'identity'].includes(coding.trim().toLowerCase()));
 
 function jsonText(): middy.MiddlewareObj<JsonEvent> {
   const jsonTextBefore: middy.MiddlewareFn<JsonEvent> = async ({ event }) => {
     // A compressed body would read as bytes that are not UTF-8 (400): name the real cause. After
     // the key, as everything about the body but its size and media type (CONTRACT section 3).
     const contentEncoding = event.headers?.['content-encoding'];
-    if (isEncoded(contentEncoding)) throw new UnsupportedMediaTypeProblem({ contentEncoding: String(contentEncoding).trim() });
+    if (isEncoded(contentEncoding)) throw new UnsupportedMediaTypeProblem({ contentEncoding: contentEncoding.trim() });
     let text = typeof event.body === 'string' ? event.body : '';
     if (event.isBase64Encoded) {
       try {
