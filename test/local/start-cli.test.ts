@@ -116,6 +116,11 @@ describe('npm start (infra/local/start.ts as a process)', () => {
     const settings = await fetch(`${apiUrl}/settings`);
     expect([settings.status, settings.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
     expect(await settings.text()).toContain('<title>Settings');
+    // HEAD, as link checkers send it: the same answer, without the body.
+    for (const path of ['/settings', '/problems/validation']) {
+      const head = await fetch(`${apiUrl}${path}`, { method: 'HEAD' });
+      expect([path, head.status, head.headers.get('content-type'), await head.text()]).toEqual([path, 200, 'text/html; charset=utf-8', '']);
+    }
 
     const exports = printedExports(stdout);
     expect(exports).toMatch(new RegExp(`^export BASE_URL=${apiUrl}\nexport API_KEY=tme_[0-9A-Za-z]+\nexport ORGANIZATION_ID=[0-9a-f-]{36}$`));

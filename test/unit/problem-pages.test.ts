@@ -20,9 +20,9 @@ const handler = createSettingsPageHandler({
   logger: new Logger({ serviceName: 'problem-pages-test', logLevel: 'SILENT' }),
 });
 
-async function get(path: string): Promise<APIGatewayProxyStructuredResultV2 & { body: string }> {
-  const result = (await handler(httpApiEvent({ method: 'GET', path, headers: { 'x-forwarded-proto': 'https' } }), lambdaContext())) as APIGatewayProxyStructuredResultV2 & { body: string };
-  assertResponseMatchesOpenApi({ method: 'GET', path, status: result.statusCode ?? 0, headers: (result.headers ?? {}) as Record<string, string>, body: result.body });
+async function get(path: string, method = 'GET'): Promise<APIGatewayProxyStructuredResultV2 & { body: string }> {
+  const result = (await handler(httpApiEvent({ method, path, headers: { 'x-forwarded-proto': 'https' } }), lambdaContext())) as APIGatewayProxyStructuredResultV2 & { body: string };
+  assertResponseMatchesOpenApi({ method, path, status: result.statusCode ?? 0, headers: (result.headers ?? {}) as Record<string, string>, body: result.isBase64Encoded ? Buffer.from(result.body, 'base64').toString() : (result.body ?? '') });
   return result;
 }
 
@@ -56,6 +56,17 @@ describe('problem type pages', () => {
       expect(response.statusCode).toBe(404);
       expect(JSON.parse(response.body)).toMatchObject({ type: 'https://localhost/problems/not-found', status: 404 });
     }
+  });
+
+  it('answers HEAD as GET, status and header fields, without the body; other methods 405 with Allow: GET, HEAD', async () => {
+    for (const path of ['/problems', '/problems/validation', '/problems/no-such-problem', '/settings/config.json', '/settings/no-such-file']) {
+      const [got, head] = [await get(path), await get(path, 'HEAD')];
+      expect(got.body.length).toBeGreaterThan(0);
+      const fields = (response: typeof got) => ({ ...response.headers, 'X-Request-Id': typeof response.headers?.['X-Request-Id'] });
+      expect([head.statusCode, fields(head), head.body, head.isBase64Encoded]).toEqual([got.statusCode, fields(got), undefined, undefined]);
+    }
+    const post = (await handler(httpApiEvent({ method: 'POST', path: '/problems/validation' }), lambdaContext())) as APIGatewayProxyStructuredResultV2;
+    expect([post.statusCode, post.headers?.Allow]).toEqual([405, 'GET, HEAD']);
   });
 
   it('documents both routes in openapi.json', () => {

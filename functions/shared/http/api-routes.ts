@@ -30,12 +30,13 @@ export const API_ROUTES = {
   meSchedules: { path: '/v1.2/me/schedules', methods: ['GET', 'DELETE'] },
   meTemplates: { path: '/v1.2/me/templates', methods: ['GET'] },
   meTemplateRender: { path: '/v1.2/me/templates/{Name}/render', methods: ['POST'] },
-  // The settings page (functions/settings-page), public static files.
-  settingsPage: { path: '/settings', methods: ['GET'] },
-  settingsAssets: { path: '/settings/{proxy+}', methods: ['GET'] },
+  // The settings page (functions/settings-page), public static files; HEAD is GET without the body,
+  // as link checkers and caches expect of any page (RFC 9110 section 9.3.2).
+  settingsPage: { path: '/settings', methods: ['GET', 'HEAD'] },
+  settingsAssets: { path: '/settings/{proxy+}', methods: ['GET', 'HEAD'] },
   // The pages a problem document's `type` points at, served by the same function: public, static.
-  problems: { path: '/problems', methods: ['GET'] },
-  problemPage: { path: '/problems/{proxy+}', methods: ['GET'] },
+  problems: { path: '/problems', methods: ['GET', 'HEAD'] },
+  problemPage: { path: '/problems/{proxy+}', methods: ['GET', 'HEAD'] },
 } as const satisfies Record<string, ApiRoute>;
 
 /** The routes the settings API serves, each behind the JWT authorizer. */
