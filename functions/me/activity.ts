@@ -16,7 +16,7 @@ import { testMark } from '../shared/domain/test-mode';
 import type { ActivityEntry, DynamoDbActivityStore } from '../shared/store/dynamodb-activity-store';
 import { withStorageFaults } from '../shared/store/storage-errors';
 import type { MemberOrganization } from './organizations';
-import { memberOrganization } from './organizations';
+import { listedOrganizations } from './organizations';
 import { InvalidParameterProblem } from './problems';
 
 export const ACTIVITY_PAGE_SIZE = 50;
@@ -82,7 +82,7 @@ function recipientOf(query: Query): string | undefined {
 export async function listMessages(member: readonly MemberOrganization[], query: Query, activity: Pick<DynamoDbActivityStore, 'page'>): Promise<MessagesView> {
   const status = statusOf(query);
   const recipient = recipientOf(query);
-  const targets = query.organizationId?.trim() ? [memberOrganization(member, query.organizationId)] : member;
+  const targets = listedOrganizations(member, query);
   const ids = targets.map((organization) => organization.id);
   const positions = query.cursor ? decodeCursor(query.cursor, ids) : Object.fromEntries(ids.map((id) => [id, '']));
   const live = ids.filter((id) => id in positions);

@@ -52,16 +52,21 @@ export function memberOrganization(member: readonly MemberOrganization[], organi
   return found;
 }
 
+/** The Organizations a read-only list covers: the one `query.organizationId` names, else every one, in the user's order. */
+export function listedOrganizations(member: readonly MemberOrganization[], query: Readonly<Record<string, string | undefined>>): readonly MemberOrganization[] {
+  return query.organizationId?.trim() ? [memberOrganization(member, query.organizationId)] : member;
+}
+
 /**
- * Each member Organization's list (`query.organizationId` names one, else every one), read with
- * `read`, in the user's order: what the read-only lists of the settings API share.
+ * Each listed Organization's list (`listedOrganizations`), read with `read`: what the read-only
+ * lists of the settings API share.
  */
 export async function perOrganization<T>(
   member: readonly MemberOrganization[],
   query: Readonly<Record<string, string | undefined>>,
   read: (organizationId: string) => Promise<T[]>,
 ): Promise<{ organization: MemberOrganization; items: T[] }[]> {
-  const targets = query.organizationId?.trim() ? [memberOrganization(member, query.organizationId)] : member;
+  const targets = listedOrganizations(member, query);
   const lists = await withStorageFaults(() => Promise.all(targets.map((organization) => read(organization.id))));
   return targets.map((organization, i) => ({ organization, items: lists[i]! }));
 }

@@ -12,7 +12,7 @@ import { formatSendAt } from '../shared/schedules/notices';
 import type { OrganizationSchedules } from '../shared/schedules/organization-schedules';
 import { withStorageFaults } from '../shared/store/storage-errors';
 import type { MemberOrganization } from './organizations';
-import { memberOrganization } from './organizations';
+import { memberOrganization, perOrganization } from './organizations';
 import { InvalidParameterProblem } from './problems';
 
 export interface ScheduleView {
@@ -29,11 +29,10 @@ type Query = Readonly<Record<string, string | undefined>>;
 
 /** Every member Organization's waiting schedules, or the one named's; soonest first. */
 export async function listSchedules(member: readonly MemberOrganization[], query: Query, store: Pick<OrganizationSchedules, 'list'>): Promise<{ Schedules: ScheduleView[] }> {
-  const targets = query.organizationId?.trim() ? [memberOrganization(member, query.organizationId)] : member;
-  const lists = await withStorageFaults(() => Promise.all(targets.map((organization) => store.list(organization.id))));
+  const lists = await perOrganization(member, query, (organizationId) => store.list(organizationId));
   return {
     Schedules: lists
-      .flat()
+      .flatMap(({ items }) => items)
       .sort((a, b) => a.sendAt - b.sendAt || a.scheduleId.localeCompare(b.scheduleId))
       .map((entry) => ({ OrganizationId: entry.organizationId, ScheduleId: entry.scheduleId, SendAt: formatSendAt(entry.sendAt), Recipients: entry.recipients, Subject: entry.subject })),
   };
