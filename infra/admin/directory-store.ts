@@ -146,17 +146,18 @@ export class AdminDirectory {
 
   /**
    * Removes the Organization. Refused while it has members, pending scheduled messages or sender
-   * identities (associated with its SES tenant), unless `force`, which takes those away first.
-   * `removeTenant` deletes its SES tenant (with tenants on) once nothing uses it.
+   * identities (with tenants on, associated with its SES tenant), unless `force`, which takes those
+   * away first. `removeTenant` (with tenants on; undefined when off) deletes its SES tenant once
+   * nothing uses it.
    */
-  async deleteOrganization(organizationId: string, force: boolean, removeTenant: (id: string) => Promise<void>): Promise<RemovedOrganization> {
+  async deleteOrganization(organizationId: string, force: boolean, removeTenant: ((id: string) => Promise<void>) | undefined): Promise<RemovedOrganization> {
     const organization = await this.store.getOrganization(organizationId);
     const { id, members, senders } = organization;
     const pending = await this.pendingSchedules(id);
     const blockers = [
       members.length > 0 && plural(members.length, 'member'),
       pending.length > 0 && plural(pending.length, 'pending scheduled message'),
-      senders.length > 0 && `${senders.length} sender ${senders.length === 1 ? 'identity' : 'identities'} (in use by its SES tenant)`,
+      senders.length > 0 && `${senders.length} sender ${senders.length === 1 ? 'identity' : 'identities'}${removeTenant ? ' (associated with its SES tenant)' : ''}`,
     ].filter((blocker): blocker is string => typeof blocker === 'string');
     if (blockers.length > 0 && !force) {
       throw new RecordConflictError(`Organization ${id} still has ${blockers.join(', ')}; remove them first, or pass --force to remove them with it`);
@@ -164,7 +165,7 @@ export class AdminDirectory {
     const cancelled: string[] = [];
     for (const head of (await this.cancelling.schedules.heads(pending)).values()) if (await cancelSchedule(head, this.cancelling)) cancelled.push(head.scheduleId);
     for (const member of members) await this.store.removeMember(id, member);
-    await removeTenant(id);
+    await removeTenant?.(id);
     // Its own records; message statuses, Activity and daily counts expire on their own (TTL).
     const suppressions = (await this.store.listSuppressions(id)).map(({ address }) => itemKey.suppression(id, address));
     const pendingCount = { pk: organizationSchedulesPartition(id), sk: COUNT_KEY };

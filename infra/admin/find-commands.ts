@@ -35,7 +35,7 @@ export function addFindCommands(groups: { readonly org: Command; readonly user: 
   leaf(org, 'delete', 'delete an Organization: refused while it has members, pending scheduled messages or sender identities, unless --force', async (store, o, admin) => {
     const tenants = admin.tenants();
     const cancelling = admin.cancelling();
-    const removed = await new AdminDirectory(store, cancelling).deleteOrganization(o.org!, Boolean(o.force), async (id) => tenants?.remove(id));
+    const removed = await new AdminDirectory(store, cancelling).deleteOrganization(o.org!, Boolean(o.force), tenants && ((id) => tenants.remove(id)));
     const notice = noticeReport(removed.cancelledSchedules.length, cancelling, admin.local);
     const also = [
       removed.members.length > 0 && `removed ${count(removed.members.length, 'member', 'members')}`,

@@ -142,7 +142,7 @@ function findAndUndo(target: () => Target): void {
 
     const refused = await run('org', 'delete', '--org', org);
     expect(refused).toMatchObject({ code: EXIT_CODES.conflict, stdout: '' });
-    expect(refused.stderr).toBe(`error: Organization ${org} still has 1 member, 1 pending scheduled message, 1 sender identity (in use by its SES tenant); remove them first, or pass --force to remove them with it\n`);
+    expect(refused.stderr).toBe(`error: Organization ${org} still has 1 member, 1 pending scheduled message, 1 sender identity; remove them first, or pass --force to remove them with it\n`);
     expect((await json('org', 'show', '--org', org)).members).toEqual([member]);
 
     const forced = await json('org', 'delete', '--org', org, '--force');

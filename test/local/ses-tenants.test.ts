@@ -11,6 +11,7 @@ import type { RunningService } from '../../infra/local/emulators';
 import { startSesEmulator } from '../../infra/local/emulators';
 import type { RecordingSesProxy } from '../support/recording-ses-proxy';
 import { startRecordingSesProxy } from '../support/recording-ses-proxy';
+import { EXIT_CODES } from '../../infra/admin/command-frame';
 import type { TestStack } from './helpers';
 import { admin, adminEnv, adminJson, messageBody, provisionTenant, send, startTestStack } from './helpers';
 
@@ -75,6 +76,16 @@ describe('with SES_TENANTS=true', () => {
     expect(synced.organizations).toBeGreaterThanOrEqual(4);
     expect(callsFor('CreateTenant').filter((call) => call.body.TenantName === `org-${id}`)).toHaveLength(1);
     expect(await adminJson(env, 'org', 'tenants', 'sync')).toMatchObject({ created: 0 });
+  });
+
+  it('org delete names the tenant among what holds the Organization, and --force deletes the tenant', async () => {
+    const { organizationId } = await provisionTenant(env, ['example.com']);
+    const refused = await admin(env, 'org', 'delete', '--org', organizationId);
+    expect(refused.code).toBe(EXIT_CODES.conflict);
+    expect(refused.stderr).toBe(`error: Organization ${organizationId} still has 1 member, 1 sender identity (associated with its SES tenant); remove them first, or pass --force to remove them with it\n`);
+    expect(callsFor('DeleteTenant')).toEqual([]);
+    expect(await adminJson(env, 'org', 'delete', '--org', organizationId, '--force')).toMatchObject({ deleted: true, senders: ['example.com'], tenantDeleted: true });
+    expect(callsFor('DeleteTenant').map((call) => call.body)).toEqual([{ TenantName: `org-${organizationId}` }]);
   });
 
   it('says where to finish when the tenant cannot be made (5), and that sync needs tenants on (1)', async () => {

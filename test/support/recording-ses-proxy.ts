@@ -27,6 +27,7 @@ const ACCOUNT = '123456789012';
 function operationOf(method: string, path: string): string {
   if (path === '/v2/email/tenants') return 'CreateTenant';
   if (path === '/v2/email/tenants/get') return 'GetTenant';
+  if (path === '/v2/email/tenants/delete') return 'DeleteTenant';
   if (path === '/v2/email/tenants/resources') return 'CreateTenantResourceAssociation';
   if (path === '/v2/email/tenants/resources/delete') return 'DeleteTenantResourceAssociation';
   if (method === 'PUT' && /^\/v2\/email\/reputation\/entities\/RESOURCE\/arn:.+\/policy$/.test(path)) return 'UpdateReputationEntityPolicy';
@@ -73,6 +74,10 @@ export async function startRecordingSesProxy(upstream: string, options: { readon
           if (!tenant) return answer(res, 404, { message: 'no such tenant' }, 'NotFoundException');
           if (tenant.associations.has(body.ResourceArn)) return answer(res, 400, { message: 'already associated' }, 'AlreadyExistsException');
           tenant.associations.add(body.ResourceArn);
+          return answer(res, 200, {});
+        case 'DeleteTenant':
+          // SES removes the tenant's associations with it.
+          if (!tenants.delete(String(body.TenantName))) return answer(res, 404, { message: 'no such tenant' }, 'NotFoundException');
           return answer(res, 200, {});
         case 'DeleteTenantResourceAssociation':
           if (!tenant?.associations.delete(body.ResourceArn)) return answer(res, 404, { message: 'no such association' }, 'NotFoundException');
