@@ -57,7 +57,6 @@ export function createSettingsPageHandler(deps: PageDependencies) {
   }
 
   return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Error, Context>()
-    .use(headWithoutBody())
     .use(problemResponses({ logger: deps.logger, typeBase: config.problemTypeBase }))
     .use(route({ serves: SETTINGS_PAGE_ROUTES }))
     .handler(async (event) => {
@@ -74,15 +73,3 @@ export function createSettingsPageHandler(deps: PageDependencies) {
     });
 }
 
-/**
- * `HEAD` is answered as `GET` is, status and header fields, without the body: registered first,
- * so it runs after the handler and after `problemResponses` has turned an error into its answer.
- */
-function headWithoutBody(): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> {
-  const dropBody: middy.MiddlewareFn<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> = async (request) => {
-    if (request.event.requestContext.http.method.toUpperCase() !== 'HEAD' || !request.response) return;
-    const { body: _body, isBase64Encoded: _encoded, ...rest } = request.response;
-    request.response = rest;
-  };
-  return { after: dropBody, onError: dropBody };
-}

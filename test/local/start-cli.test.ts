@@ -116,10 +116,11 @@ describe('npm start (infra/local/start.ts as a process)', () => {
     const settings = await fetch(`${apiUrl}/settings`);
     expect([settings.status, settings.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
     expect(await settings.text()).toContain('<title>Settings');
-    // HEAD, as link checkers send it: the same answer, without the body.
+    // HEAD, as link checkers send it: the same answer, Content-Length included, without the body.
     for (const path of ['/settings', '/problems/validation']) {
-      const head = await fetch(`${apiUrl}${path}`, { method: 'HEAD' });
-      expect([path, head.status, head.headers.get('content-type'), await head.text()]).toEqual([path, 200, 'text/html; charset=utf-8', '']);
+      const [got, head] = [await fetch(`${apiUrl}${path}`), await fetch(`${apiUrl}${path}`, { method: 'HEAD' })];
+      const length = String(Buffer.byteLength(await got.text()));
+      expect([path, head.status, head.headers.get('content-type'), head.headers.get('content-length'), await head.text()]).toEqual([path, 200, 'text/html; charset=utf-8', length, '']);
     }
 
     const exports = printedExports(stdout);

@@ -58,12 +58,12 @@ describe('problem type pages', () => {
     }
   });
 
-  it('answers HEAD as GET, status and header fields, without the body; other methods 405 with Allow: GET, HEAD', async () => {
+  it('answers HEAD exactly as GET (the server leaves the body out); other methods 405 with Allow: GET, HEAD', async () => {
     for (const path of ['/problems', '/problems/validation', '/problems/no-such-problem', '/settings/config.json', '/settings/no-such-file']) {
       const [got, head] = [await get(path), await get(path, 'HEAD')];
+      const answer = (response: typeof got) => ({ ...response, headers: { ...response.headers, 'X-Request-Id': typeof response.headers?.['X-Request-Id'] }, body: response.body.replace(/"requestId":"[^"]+"/, '') });
       expect(got.body.length).toBeGreaterThan(0);
-      const fields = (response: typeof got) => ({ ...response.headers, 'X-Request-Id': typeof response.headers?.['X-Request-Id'] });
-      expect([head.statusCode, fields(head), head.body, head.isBase64Encoded]).toEqual([got.statusCode, fields(got), undefined, undefined]);
+      expect(answer(head)).toEqual(answer(got));
     }
     const post = (await handler(httpApiEvent({ method: 'POST', path: '/problems/validation' }), lambdaContext())) as APIGatewayProxyStructuredResultV2;
     expect([post.statusCode, post.headers?.Allow]).toEqual([405, 'GET, HEAD']);
