@@ -9,6 +9,7 @@ import type { TestStack, Tenant } from './helpers';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { checkedFetch } from '../support/openapi';
 import { admin, adminEnv, adminJson, expectProblem, provisionTenant, send, sentEmails, startTestStack } from './helpers';
 
 let stack: TestStack;
@@ -167,7 +168,9 @@ describe('sending with a template', () => {
       Messages: [{ From: 'noreply@example.com', To: ['c@example.org'], SendAt: new Date(at).toISOString().slice(0, 19).replace('T', ' '), Template: { Name: name, Variables: { x: tag } } }],
     });
     expect(response.status).toBe(200);
-    expect(((await response.json()) as { Messages: Record<string, any>[] }).Messages[0]?.Status).toBe('Scheduled');
+    const accepted = ((await response.json()) as { Messages: Record<string, any>[] }).Messages[0];
+    expect(accepted?.Status).toBe('Scheduled');
+    const scheduleId = accepted?.ScheduleId as string;
     await saved(tenant, name, { Subject: 'New {{x}}', TextContent: 'new body' });
     const deleted = await call('DELETE', `/v1.2/templates/${name}?organizationId=${tenant.organizationId}`, tenant);
     expect(deleted.status).toBe(204);
@@ -176,6 +179,10 @@ describe('sending with a template', () => {
     while ((await emailsWith(`Old ${tag}`)).length === 0 && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await emailsWith(`Old ${tag}`)).toHaveLength(1);
     expect(await emailsWith(`New ${tag}`)).toHaveLength(0);
+
+    // Its status, once sent, names the version it was rendered from, as the document says.
+    const status = await checkedFetch(stack.statusUrl, { method: 'POST', headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ OrganizationId: tenant.organizationId, ScheduleIds: [scheduleId] }) });
+    expect(((await status.json()) as { Messages: Record<string, any>[] }).Messages[0]).toMatchObject({ ScheduleId: scheduleId, Status: expect.not.stringMatching(/^(Scheduled|Unknown)$/), Template: { Name: name, Version: 1 } });
   });
 });
 
