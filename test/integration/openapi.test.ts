@@ -13,7 +13,9 @@ import { parseExpiration } from '../../functions/send/expiry';
 import { UNSUPPORTED_EXTENSIONS, extensionOf, isStrictBase64 } from '../../functions/send/message-content';
 import { loadContentTypes } from '../../functions/send/content-types';
 import { validateSendRequest } from '../../functions/send/validation';
+import { ALL_ROUTES } from '../../functions/shared/http/api-routes';
 import { ValidationProblem } from '../../functions/shared/http/problems';
+import { PAGE_METHODS } from '../../infra/local/gateway/problems';
 import { FAILURE_CODES } from '../../functions/shared/mail/ports';
 import type { Harness, Tenant } from '../support/harness';
 import { authorised, useHarness } from '../support/harness';
@@ -382,6 +384,14 @@ describe('the response check (test/support/openapi.ts)', () => {
     expect(check(404, problem, problemBody(404, 'not-found'), 'GET', '/nothing/here')).toEqual([]);
     expect(openApiProblems({ method: 'GET', path: '/', status: 200, headers: { 'cache-control': 'no-store', 'content-type': 'application/json' }, body: '{"ready":true}', localStack: true })).toEqual([]);
     expect(local(405, { ...problem, Allow: 'GET, HEAD' }, problemBody(405, 'method-not-allowed'))).toEqual([]);
+    // A method a path does not list: the generic 405, naming what the path serves.
+    expect(check(405, { ...problem, Allow: 'GET, DELETE' }, problemBody(405, 'method-not-allowed'), 'PUT', '/v1.2/me/suppressions')).toEqual([]);
+    expect(check(405, { ...problem, Allow: 'GET' }, '', 'HEAD', '/v1.2/me')).toEqual([]);
+  });
+
+  it('lets Allow name exactly the method lists the API serves (api-routes.ts) and its pages', () => {
+    const lists = new Set([...ALL_ROUTES.map((route) => route.methods.join(', ')), PAGE_METHODS.join(', ')]);
+    expect([...resolveRef(doc.components.headers.Allow).schema.enum].sort()).toEqual([...lists].sort());
   });
 
   it.each([
@@ -404,6 +414,7 @@ describe('the response check (test/support/openapi.ts)', () => {
     ['a local-only path answered by the Lambda handler', () => check(200, { 'content-type': 'application/json' }, '{"ready":true}', 'GET', '/')],
     ['a 404 to another method on a local page (the page exists)', () => local(404, problem, problemBody(404, 'not-found'))],
     ['a 405 on a local page that names POST in Allow', () => local(405, { ...problem, Allow: 'POST' }, problemBody(405, 'method-not-allowed'))],
+    ['a 405 whose Allow is no method list the API serves', () => check(405, { ...problem, Allow: 'PATCH' }, problemBody(405, 'method-not-allowed'), 'PUT', '/v1.2/me')],
   ])('refuses %s', (_label, problems) => {
     expect(problems()).not.toEqual([]);
   });

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { QUICKSTART_CURL } from '../../infra/local/seed';
 import type { ApiClient } from '../support/api-client';
+import { checkedFetch } from '../support/openapi';
 import type { Tenant, TestStack } from './helpers';
 import {
   admin,
@@ -189,6 +190,21 @@ describe('POST /v1.2/email/send over HTTP', () => {
     // HEAD: the same refusal in headers only, as the document says.
     const head = await api.HEAD('/v1.2/email/send');
     expect([head.response.status, head.response.headers.get('allow'), await head.response.text()]).toEqual([405, 'POST', '']);
+  });
+
+  it('405 with Allow naming what the path serves for a method other paths do not list, as openapi.json says of them all', async () => {
+    for (const [method, path, allow] of [
+      ['POST', '/v1.2/me', 'GET'],
+      ['HEAD', '/v1.2/me/suppressions', 'GET, DELETE'],
+      ['PUT', '/v1.2/me/api-key', 'GET, POST, DELETE'],
+      ['POST', '/v1.2/templates', 'GET'],
+      ['PATCH', '/v1.2/templates/welcome', 'GET, PUT, DELETE'],
+      ['DELETE', '/settings', 'GET, HEAD'],
+      ['POST', '/problems/validation', 'GET, HEAD'],
+    ] as const) {
+      const response = await checkedFetch(`${stack.apiUrl}${path}`, { method });
+      expect([method, path, response.status, response.headers.get('allow')]).toEqual([method, path, 405, allow]);
+    }
   });
 
   it('405 with Allow: GET, HEAD for other methods on the local pages, which answer HEAD like GET', async () => {

@@ -136,7 +136,8 @@ function describeErrors(errors: readonly ErrorObject[] | null | undefined, where
  * The documented response for a method, path and status: its JSON location and the object.
  * A path the document does not list gets the generic 404 response; a method a local page does
  * not list, the pages' 405 (`x-local-page-method-not-allowed`, kept outside `components` because no
- * operation can refer to it), as the document's description says.
+ * operation can refer to it); a method another path does not list, the generic 405
+ * (`MethodNotAllowed`, or `HeadNotAllowed` to HEAD): as the document's description says.
  */
 export function findResponse(method: string, path: string, status: number, localStack = false): { where: string; response: Json } | { problem: string } {
   const documented = documentedPath(path);
@@ -144,7 +145,12 @@ export function findResponse(method: string, path: string, status: number, local
   const pathItem = candidate && (localStack || candidate['x-local-only'] !== true) ? candidate : undefined;
   const verb = method.toLowerCase();
   // HEAD is GET without a body (RFC 9110), unless documented on its own.
-  const operation: Json | undefined = (METHODS as readonly string[]).includes(verb) ? (pathItem?.[verb] ?? (verb === 'head' ? pathItem?.get : undefined)) : undefined;
+  const listed: Json | undefined = (METHODS as readonly string[]).includes(verb) ? pathItem?.[verb] : undefined;
+  if (!listed && status === 405 && pathItem && pathItem['x-local-only'] !== true) {
+    const generic = verb === 'head' ? 'HeadNotAllowed' : 'MethodNotAllowed';
+    return { where: `components.responses.${generic}`, response: resolveRef(openApiDocument.components.responses[generic]) };
+  }
+  const operation: Json | undefined = listed ?? (verb === 'head' ? pathItem?.get : undefined);
   if (!operation) {
     if (pathItem?.['x-local-only'] === true) {
       if (status === 405) return { where: 'x-local-page-method-not-allowed', response: resolveRef(openApiDocument['x-local-page-method-not-allowed']) };
