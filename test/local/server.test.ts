@@ -289,6 +289,14 @@ describe('createApiServer: requests the HTTP parser refuses', () => {
     expect(calls).toEqual([]);
   });
 
+  it('400 for an HTTP/1.1 request without Host (RFC 9112 3.2), as a problem document; 421 for HTTP/1.0 without one', async () => {
+    const response = await exchange(`POST ${SEND} HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
+    expect(expectRawProblem(response, 400, 'malformed-request').detail).toMatch(/must carry a Host header/);
+    documented(response);
+    expectRawProblem(await exchange(`POST ${SEND} HTTP/1.0\r\nContent-Length: 2\r\n\r\n{}`), 421, 'misdirected-request');
+    expect(calls).toEqual([]);
+  });
+
   it('uses the configured problem type base', async () => {
     const other = createApiServer({ problemTypeBase: 'https://errors.acme.test/p/' });
     await new Promise<void>((resolve) => other.server.listen(0, '127.0.0.1', resolve));

@@ -22,6 +22,8 @@ export const gatewayProblems = {
     new HttpProblem(421, 'misdirected-request', 'Misdirected request', {
       detail: 'The local stack answers only to Host 127.0.0.1:<port> or localhost:<port>.',
     }),
+  // RFC 9112 section 3.2: a server must answer 400 to an HTTP/1.1 request without Host.
+  hostMissing: () => new HttpProblem(400, 'malformed-request', 'Malformed HTTP request', { detail: 'An HTTP/1.1 request must carry a Host header (127.0.0.1:<port> or localhost:<port> here).' }),
   timedOut: (timeoutMs: number) =>
     new HttpProblem(504, 'gateway-timeout', 'Gateway timeout', { detail: `The function did not answer within ${timeoutMs} ms.` }),
 };

@@ -77,7 +77,8 @@ export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
   let handler = options.handler;
   let routes = options.routes ?? [];
 
-  const server = createServer((req, res) => {
+  // Node would answer an HTTP/1.1 request without Host a bare 400 itself; the guard below answers it as a problem document.
+  const server = createServer({ requireHostHeader: false }, (req, res) => {
     const started = Date.now();
     trackResponse(req, res);
     res.on('finish', () => options.log?.(`${req.method} ${pathOf(req.url)} ${res.statusCode} ${Date.now() - started}ms`));
@@ -95,7 +96,12 @@ export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
     });
   });
   // A page on a rebinding domain must get nothing here, not even the docs (host-guard.ts).
-  guardHost(server, (_req, res) => sendProblem(res, gatewayProblems.misdirected(), options.problemTypeBase));
+  guardHost(server, (req, res) => {
+    if (req.headers.host !== undefined || req.httpVersion !== '1.1') return sendProblem(res, gatewayProblems.misdirected(), options.problemTypeBase);
+    // As for any request the parser refuses (pipelining.ts): the answer, then the connection is closed.
+    res.setHeader('Connection', 'close');
+    sendProblem(res, gatewayProblems.hostMissing(), options.problemTypeBase);
+  });
   answerUnparsedRequests(server, options.problemTypeBase, options.log);
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
