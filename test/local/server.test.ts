@@ -269,6 +269,19 @@ describe('createApiServer: requests the HTTP parser refuses', () => {
     expect(calls).toEqual([]);
   });
 
+  it.each([
+    ['FOO /settings', 405, 'GET, HEAD'],
+    ['post /v1.2/me/api-key?x=1', 405, 'GET, POST, DELETE'],
+    ['get /docs', 405, 'GET, HEAD'],
+    ['FOO http://{host}/v1.2/templates/welcome', 405, 'GET, PUT, DELETE'],
+    ['post /v1.2/email/sned', 404, undefined],
+  ])('answers %s as the API answers any method its path does not serve: %i, Allow %s', async (line, status, allow) => {
+    const response = await exchange(`${line} HTTP/1.1\r\nHost: {host}\r\n\r\n`);
+    expectRawProblem(response, status, status === 404 ? 'not-found' : 'method-not-allowed');
+    expect(response.headers.allow).toBe(allow);
+    expect(calls).toEqual([]);
+  });
+
   it('431 for headers over Node\'s 16 KiB limit, as a problem document', async () => {
     const response = await exchange(`POST ${SEND} HTTP/1.1\r\nHost: {host}\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`);
     const problem = expectRawProblem(response, 431, 'request-header-fields-too-large');
@@ -301,7 +314,7 @@ describe('createApiServer: requests the HTTP parser refuses', () => {
     const other = createApiServer({ problemTypeBase: 'https://errors.acme.test/p/' });
     await new Promise<void>((resolve) => other.server.listen(0, '127.0.0.1', resolve));
     try {
-      const response = await exchange('FOO / HTTP/1.1\r\n\r\n', `http://127.0.0.1:${(other.server.address() as AddressInfo).port}`);
+      const response = await exchange(`FOO ${SEND} HTTP/1.1\r\n\r\n`, `http://127.0.0.1:${(other.server.address() as AddressInfo).port}`);
       expectRawProblem(response, 405, 'method-not-allowed', 'https://errors.acme.test/p/');
     } finally {
       other.server.closeAllConnections();

@@ -81,6 +81,11 @@ function matchSegments(pattern: string, path: string): { readonly parameters: Re
   return { parameters };
 }
 
+/** Every method the API serves at `path` (any route's), in route order; empty for a path it does not serve. */
+export function methodsServedAt(path: string): string[] {
+  return [...new Set(ALL_ROUTES.filter((candidate) => matchPath(candidate.path, path)).flatMap((candidate) => candidate.methods))];
+}
+
 /** `POST /v1.2/email/send`, for messages that tell a lost client what is served. */
 export function describeRoute(route: ApiRoute): string {
   return `${route.methods.join(', ')} ${route.path}`;

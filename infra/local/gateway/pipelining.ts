@@ -37,7 +37,7 @@ export function afterEarlierResponses(socket: Duplex, then: () => void): void {
  * answered with a problem document like every other error, and the connection closed. The
  * parser reports each later chunk of the connection again: only the first report is answered.
  */
-export function answerUnparsedRequests(server: Server, typeBase: string, log?: (line: string) => void): void {
+export function answerUnparsedRequests(server: Server, typeBase: string, log?: (line: string) => void, methodsAt?: (path: string) => readonly string[]): void {
   const refused = new WeakSet<Duplex>();
   server.on('clientError', (error: Error, socket: Duplex) => {
     if (refused.has(socket)) return;
@@ -52,7 +52,7 @@ export function answerUnparsedRequests(server: Server, typeBase: string, log?: (
         socket.destroy();
         return;
       }
-      const problem = unparsedRequestProblem(error);
+      const problem = unparsedRequestProblem(error, methodsAt);
       sendProblem(socket, problem, typeBase);
       log?.(`(unparsed request: ${parserCode(error) ?? 'error'}) ${problem.status}`);
       // What the client still sends is read and dropped for a moment, so it sees the answer

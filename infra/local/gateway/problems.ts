@@ -9,7 +9,8 @@ import type { IncomingMessage } from 'node:http';
 import { STATUS_CODES, ServerResponse, maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { HttpProblem, MethodNotAllowedProblem } from '../../../functions/shared/http/problems';
+import { API_ROUTES, describeRoute } from '../../../functions/shared/http/api-routes';
+import { HttpProblem, MethodNotAllowedProblem, NotFoundProblem } from '../../../functions/shared/http/problems';
 import { problemResponse } from '../../../functions/shared/http/middleware/problem-responses';
 import { SEND_METHODS } from '../../../functions/send/route';
 import { writeResult } from './result';
@@ -69,11 +70,24 @@ export function parserCode(error: Error): string | undefined {
 }
 
 /**
- * The answer to a request the parser refused, as Node itself would by status (431 for headers
- * past its limit, else 400), except that an unknown method gets the API's 405: methods are
- * case-sensitive, so `post` or `FOO` is one.
+ * The path of a refused request's target, read from the bytes the parser was given (of a target
+ * in absolute form, its path); undefined when the request line cannot be read.
  */
-export function unparsedRequestProblem(error: Error): HttpProblem {
+function refusedPath(error: Error): string | undefined {
+  const packet = (error as { rawPacket?: unknown }).rawPacket;
+  if (!Buffer.isBuffer(packet)) return undefined;
+  const target = /^[^ \r\n]+ ([^ \r\n]+) HTTP\/\d\.\d\r?\n/.exec(packet.toString('latin1'))?.[1];
+  return target === undefined ? undefined : target.replace(/^https?:\/\/[^/?#]*/i, '').split(/[?#]/)[0] || '/';
+}
+
+/**
+ * The answer to a request the parser refused, as Node itself would by status (431 for headers
+ * past its limit, else 400), except that an unknown method gets the API's answer: methods are
+ * case-sensitive, so `post` or `FOO` is one, and it gets 405 with `Allow` naming what its path
+ * serves (`methodsAt`), as any other method the path does not serve, or 404 on a path that
+ * serves nothing.
+ */
+export function unparsedRequestProblem(error: Error, methodsAt: (path: string) => readonly string[] = () => SEND_METHODS): HttpProblem {
   const code = parserCode(error);
   if (code === 'HPE_HEADER_OVERFLOW') {
     return new HttpProblem(431, 'request-header-fields-too-large', 'Request header fields too large', {
@@ -81,8 +95,11 @@ export function unparsedRequestProblem(error: Error): HttpProblem {
     });
   }
   if (code === 'HPE_INVALID_METHOD') {
-    return new MethodNotAllowedProblem('The request method', SEND_METHODS, {
-      detail: `The request method is not one this API knows (method names are case-sensitive); use ${SEND_METHODS.join(', ')}.`,
+    const path = refusedPath(error);
+    const allow = path === undefined ? SEND_METHODS : methodsAt(path);
+    if (path !== undefined && allow.length === 0) return new NotFoundProblem(path, describeRoute(API_ROUTES.send));
+    return new MethodNotAllowedProblem('The request method', allow, {
+      detail: `The request method is not one this API knows (method names are case-sensitive); use ${allow.join(', ')}.`,
     });
   }
   const why = code ? `is not valid HTTP/1.1 (${code})` : 'could not be read';

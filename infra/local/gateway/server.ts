@@ -10,13 +10,14 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import { InvalidAccessTokenProblem } from '../../../functions/me/problems';
+import { methodsServedAt } from '../../../functions/shared/http/api-routes';
 import { PayloadTooLargeProblem } from '../../../functions/shared/http/problems';
 import { DEFAULTS as SERVICE_DEFAULTS } from '../../../functions/shared/runtime/config';
-import { serveDocs } from '../docs';
+import { DOCS_PATHS, serveDocs } from '../docs';
 import { guardHost } from '../host-guard';
 import { lambdaContext, toHttpApiEvent } from './event';
 import { answerUnparsedRequests, trackResponse } from './pipelining';
-import { gatewayProblems, pageMethodAllowed, sendProblem } from './problems';
+import { PAGE_METHODS, gatewayProblems, pageMethodAllowed, sendProblem } from './problems';
 import { readBody } from './read-body';
 import { sendJson, writeResult } from './result';
 import type { GatewayRoute, LambdaHandler } from './routing';
@@ -102,7 +103,9 @@ export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
     res.setHeader('Connection', 'close');
     sendProblem(res, gatewayProblems.hostMissing(), options.problemTypeBase);
   });
-  answerUnparsedRequests(server, options.problemTypeBase, options.log);
+  // A method the parser does not know is refused before any route is read: answered from the same route table, and the local pages.
+  const methodsAt = (path: string) => ((path === '/' && options.index) || (Object.values(DOCS_PATHS) as string[]).includes(path) ? PAGE_METHODS : methodsServedAt(path));
+  answerUnparsedRequests(server, options.problemTypeBase, options.log, methodsAt);
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req, res, options);
