@@ -389,6 +389,17 @@ describe('the response check (test/support/openapi.ts)', () => {
     expect(check(405, { ...problem, Allow: 'GET' }, '', 'HEAD', '/v1.2/me')).toEqual([]);
   });
 
+  it('takes the local gateway\'s own answers on any path of the local stack, and only there', () => {
+    const starting = problemBody(503, 'starting');
+    const gateway = (path: string, localStack = true) => openApiProblems({ method: 'GET', path, status: 503, headers: { ...problem, 'Retry-After': '1' }, body: starting, localStack });
+    for (const path of ['/settings', '/v1.2/me', '/nothing/here']) expect([path, gateway(path)]).toEqual([path, []]);
+    expect(gateway('/settings', false)).not.toEqual([]);
+    const misdirected = openApiProblems({ method: 'PUT', path: '/v1.2/templates/welcome', status: 421, headers: problem, body: problemBody(421, 'misdirected-request'), localStack: true });
+    expect(misdirected).toEqual([]);
+    // Only the gateway's own problems: a handler's 400 on a path that documents none is still refused.
+    expect(openApiProblems({ method: 'GET', path: '/settings', status: 400, headers: problem, body: problemBody(400, 'validation'), localStack: true })).not.toEqual([]);
+  });
+
   it('lets Allow name exactly the method lists the API serves (api-routes.ts) and its pages', () => {
     const lists = new Set([...ALL_ROUTES.map((route) => route.methods.join(', ')), PAGE_METHODS.join(', ')]);
     expect([...resolveRef(doc.components.headers.Allow).schema.enum].sort()).toEqual([...lists].sort());

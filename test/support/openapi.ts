@@ -176,11 +176,21 @@ function documentedPath(path: string): string | undefined {
   });
 }
 
-/** Every way the response departs from the document; empty when it matches. */
+/**
+ * Every way the response departs from the document; empty when it matches. On the local stack, a
+ * response that departs from its path's own entry may still be the local gateway's own answer for
+ * its status (`x-local-gateway-responses`), which any path may get, as the description says.
+ */
 export function openApiProblems(observed: ObservedResponse): string[] {
   const found = findResponse(observed.method, observed.path, observed.status, observed.localStack);
-  if ('problem' in found) return [found.problem];
-  const { where, response } = found;
+  const own = 'problem' in found ? [found.problem] : responseProblems(observed, found.where, found.response);
+  const gateway: Json | undefined = observed.localStack ? openApiDocument['x-local-gateway-responses']?.[String(observed.status)] : undefined;
+  if (own.length === 0 || gateway === undefined) return own;
+  return responseProblems(observed, `x-local-gateway-responses.${observed.status}`, resolveRef(gateway)).length === 0 ? [] : own;
+}
+
+/** How the response departs from one documented response. */
+function responseProblems(observed: ObservedResponse, where: string, response: Json): string[] {
   const problems: string[] = [];
   const headers = headerMap(observed.headers);
 
