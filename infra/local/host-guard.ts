@@ -36,6 +36,11 @@ export function guardHost(server: Server, refuse: Refusal = refuseMisdirected): 
   const handlers = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
   server.removeAllListeners('request');
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    // HTTP/1.1 requires Host even beside a target in absolute form (RFC 9112 section 3.2).
+    if (req.headers.host === undefined && req.httpVersion === '1.1') {
+      refuse(req, res);
+      return;
+    }
     toOriginForm(req);
     if (!isLocalHost(req.headers.host, req.socket.localPort)) {
       refuse(req, res);

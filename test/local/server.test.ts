@@ -306,6 +306,8 @@ describe('createApiServer: requests the HTTP parser refuses', () => {
     const response = await exchange(`POST ${SEND} HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
     expect(expectRawProblem(response, 400, 'malformed-request').detail).toMatch(/must carry a Host header/);
     documented(response);
+    // A target in absolute form names the host, but HTTP/1.1 still requires the header.
+    expectRawProblem(await exchange(`GET http://{host}/ HTTP/1.1\r\n\r\n`), 400, 'malformed-request');
     expectRawProblem(await exchange(`POST ${SEND} HTTP/1.0\r\nContent-Length: 2\r\n\r\n{}`), 421, 'misdirected-request');
     expect(calls).toEqual([]);
   });
@@ -334,6 +336,14 @@ describe('createApiServer: requests the HTTP parser refuses', () => {
     const second = response.text.slice(response.text.indexOf('first') + 'first'.length);
     expect(second).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
     expect(second).toContain(`"type":"${base}/problems/method-not-allowed"`);
+  });
+
+  it('reads the path of a refused request from its own request line, not from an earlier one in the same packet', async () => {
+    const response = await exchange(`GET /settings HTTP/1.1\r\nHost: {host}\r\n\r\nFOO /v1.2/me HTTP/1.1\r\nHost: {host}\r\n\r\n`);
+    expect(calls.at(-1)?.event.rawPath).toBe('/settings');
+    const second = response.text.slice(response.text.indexOf('HTTP/1.1 405'));
+    const [statusLine, ...fields] = second.slice(0, second.indexOf('\r\n\r\n')).split('\r\n');
+    expect([statusLine, fields.filter((field) => field.toLowerCase().startsWith('allow:'))]).toEqual(['HTTP/1.1 405 Method Not Allowed', ['Allow: GET']]);
   });
 });
 

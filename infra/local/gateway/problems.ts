@@ -71,12 +71,16 @@ export function parserCode(error: Error): string | undefined {
 
 /**
  * The path of a refused request's target, read from the bytes the parser was given (of a target
- * in absolute form, its path); undefined when the request line cannot be read.
+ * in absolute form, its path); undefined when the request line cannot be read. The packet may
+ * begin with earlier requests of the same connection (pipelined, or bytes past a wrong
+ * Content-Length): the refused one's line is the one holding the byte the parser stopped at.
  */
 function refusedPath(error: Error): string | undefined {
-  const packet = (error as { rawPacket?: unknown }).rawPacket;
+  const { rawPacket: packet, bytesParsed } = error as { rawPacket?: unknown; bytesParsed?: unknown };
   if (!Buffer.isBuffer(packet)) return undefined;
-  const target = /^[^ \r\n]+ ([^ \r\n]+) HTTP\/\d\.\d\r?\n/.exec(packet.toString('latin1'))?.[1];
+  const stoppedAt = typeof bytesParsed === 'number' && bytesParsed > 0 ? Math.min(bytesParsed, packet.length) - 1 : 0;
+  const line = packet.subarray(packet.lastIndexOf(0x0a, stoppedAt) + 1).toString('latin1');
+  const target = /^[^ \r\n]+ ([^ \r\n]+) HTTP\/\d\.\d\r?\n/.exec(line)?.[1];
   return target === undefined ? undefined : target.replace(/^https?:\/\/[^/?#]*/i, '').split(/[?#]/)[0] || '/';
 }
 
