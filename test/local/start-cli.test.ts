@@ -38,7 +38,11 @@ afterEach(() => {
   }
 });
 
-/** `ownGroup`: in a process group of its own, as a terminal runs a command (npm and all it starts). */
+/**
+ * `ownGroup`: in a process group of its own, as a terminal runs a command (npm and all it starts).
+ * Every stack is started so: tsx runs the script in a child process of its own, which a SIGKILL
+ * of tsx after a failed test would leave running; the group's is not.
+ */
 function startProcess(command: string, args: string[], env: Record<string, string>, ownGroup = false): Started {
   const child = spawn(command, args, {
     cwd: ROOT,
@@ -103,7 +107,7 @@ describe('npm start (infra/local/start.ts as a process)', () => {
   it('prints a working curl, serves until SIGINT, then stops cleanly with exit code 0', async () => {
     const ports = { PORT: await freePort(), DYNAMODB_PORT: await freePort(), SES_PORT: await freePort(), OIDC_PORT: await freePort() };
     const env = Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)]));
-    const stack = startProcess(TSX, ['infra/local/start.ts'], env);
+    const stack = startProcess(TSX, ['infra/local/start.ts'], env, true);
     const apiUrl = `http://127.0.0.1:${ports.PORT}`;
     const sesUrl = `http://127.0.0.1:${ports.SES_PORT}`;
 
@@ -194,7 +198,7 @@ describe('npm start (infra/local/start.ts as a process)', () => {
     try {
       // No port is the default, so nothing but the export lines can tell the curl where to go.
       const { ports, env } = await stackPorts();
-      const stack = startProcess(TSX, ['infra/local/start.ts'], { ...env, LOCAL_DATA: data, LOCAL_DATA_DIR: join(home, '.local') });
+      const stack = startProcess(TSX, ['infra/local/start.ts'], { ...env, LOCAL_DATA: data, LOCAL_DATA_DIR: join(home, '.local') }, true);
       await waitUntil(stack, 'the banner', async () => stack.output().stdout.includes('Press Ctrl-C to stop.'));
       const { stdout } = stack.output();
       // What the README shows is what npm start prints, word for word.
@@ -238,7 +242,7 @@ describe('npm start (infra/local/start.ts as a process)', () => {
 describe('output to a reader that stopped early', () => {
   it('npm start goes on serving, and stops cleanly at Ctrl-C, when its output pipe is closed (`npm start | head -5`)', async () => {
     const { ports, env } = await stackPorts();
-    const stack = startProcess(TSX, ['infra/local/start.ts'], env);
+    const stack = startProcess(TSX, ['infra/local/start.ts'], env, true);
     stack.child.stdout!.destroy();
     await waitUntil(stack, 'GET / to answer 200', async () => (await fetch(`http://127.0.0.1:${ports.PORT}/`)).status === 200);
     stack.child.kill('SIGINT');
