@@ -177,7 +177,7 @@ export function addSettings(stack: Stack, table: Table, api: HttpApi, settings: 
     },
   });
   const page = addServiceFunction(stack, 'SettingsPageFunction', settings, {
-    description: 'GET /settings: the settings page\'s files',
+    description: 'GET and HEAD /settings and /problems: the settings page\'s files and the problem type pages',
     roleDescription: 'Settings page: write its own logs, nothing else',
     entry: SETTINGS_PAGE_ENTRY,
     statements: [],

@@ -426,6 +426,10 @@ describe('the response check (test/support/openapi.ts)', () => {
     ['a 404 to another method on a local page (the page exists)', () => local(404, problem, problemBody(404, 'not-found'))],
     ['a 405 on a local page that names POST in Allow', () => local(405, { ...problem, Allow: 'POST' }, problemBody(405, 'method-not-allowed'))],
     ['a 405 whose Allow is no method list the API serves', () => check(405, { ...problem, Allow: 'PATCH' }, problemBody(405, 'method-not-allowed'), 'PUT', '/v1.2/me')],
+    ['a 405 whose Allow is another path\'s', () => check(405, { ...problem, Allow: 'GET, PUT, DELETE' }, problemBody(405, 'method-not-allowed'), 'PUT', '/v1.2/me')],
+    ['a 405 on the send path that does not name POST', () => check(405, { ...problem, Allow: 'GET' }, problemBody(405, 'method-not-allowed'), 'GET')],
+    ['a 405 to HEAD on a page, which serves HEAD', () => check(405, { ...problem, Allow: 'GET, HEAD' }, '', 'HEAD', '/settings')],
+    ['a 200 to HEAD on a path that serves no HEAD', () => check(200, ok, '', 'HEAD', '/v1.2/me')],
   ])('refuses %s', (_label, problems) => {
     expect(problems()).not.toEqual([]);
   });

@@ -14,6 +14,8 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { parseEmailAddress } from '../../functions/shared/domain/email-address';
+import { methodsServedAt } from '../../functions/shared/http/api-routes';
+import { PAGE_METHODS } from '../../infra/local/gateway/problems';
 
 export const OPENAPI_PATH = new URL('../../openapi.json', import.meta.url);
 
@@ -144,13 +146,14 @@ export function findResponse(method: string, path: string, status: number, local
   const candidate: Json | undefined = documented === undefined ? undefined : openApiDocument.paths[documented];
   const pathItem = candidate && (localStack || candidate['x-local-only'] !== true) ? candidate : undefined;
   const verb = method.toLowerCase();
-  // HEAD is GET without a body (RFC 9110), unless documented on its own.
   const listed: Json | undefined = (METHODS as readonly string[]).includes(verb) ? pathItem?.[verb] : undefined;
-  if (!listed && status === 405 && pathItem && pathItem['x-local-only'] !== true) {
+  const served = servedAt(path, pathItem);
+  if (!listed && status === 405 && pathItem && pathItem['x-local-only'] !== true && !served.includes(verb.toUpperCase())) {
     const generic = verb === 'head' ? 'HeadNotAllowed' : 'MethodNotAllowed';
     return { where: `components.responses.${generic}`, response: resolveRef(openApiDocument.components.responses[generic]) };
   }
-  const operation: Json | undefined = listed ?? (verb === 'head' ? pathItem?.get : undefined);
+  // HEAD is GET without a body where it is served (the pages), unless documented on its own.
+  const operation: Json | undefined = listed ?? (verb === 'head' && served.includes('HEAD') ? pathItem?.get : undefined);
   if (!operation) {
     if (pathItem?.['x-local-only'] === true) {
       if (status === 405) return { where: 'x-local-page-method-not-allowed', response: resolveRef(openApiDocument['x-local-page-method-not-allowed']) };
@@ -163,6 +166,11 @@ export function findResponse(method: string, path: string, status: number, local
   const key = [String(status), `${String(status)[0]}XX`, 'default'].find((candidate) => responses[candidate] !== undefined);
   if (key === undefined) return { problem: `${method.toUpperCase()} ${path} does not document status ${status}` };
   return { where: `paths["${documented}"].${verb}.responses.${key}`, response: resolveRef(responses[key]) };
+}
+
+/** The methods served at a path, as `Allow` names them: the local pages', or the route table's (api-routes.ts). */
+function servedAt(path: string, pathItem: Json | undefined): readonly string[] {
+  return pathItem?.['x-local-only'] === true ? PAGE_METHODS : methodsServedAt(path);
 }
 
 /** The document's path for a request path: itself, or a template whose `{name}` segments match one segment each. */
@@ -184,6 +192,11 @@ function documentedPath(path: string): string | undefined {
 export function openApiProblems(observed: ObservedResponse): string[] {
   const found = findResponse(observed.method, observed.path, observed.status, observed.localStack);
   const own = 'problem' in found ? [found.problem] : responseProblems(observed, found.where, found.response);
+  // The document's Allow is any of the API's method lists; the one a path serves is its own.
+  const allow = headerMap(observed.headers).get('allow');
+  const documented = documentedPath(observed.path);
+  const served = servedAt(observed.path, documented === undefined ? undefined : openApiDocument.paths[documented]);
+  if (observed.status === 405 && allow !== undefined && served.length > 0 && allow !== served.join(', ')) own.push(`Allow is "${allow}", but ${observed.path} serves ${served.join(', ')}`);
   const gateway: Json | undefined = observed.localStack ? openApiDocument['x-local-gateway-responses']?.[String(observed.status)] : undefined;
   if (own.length === 0 || gateway === undefined) return own;
   return responseProblems(observed, `x-local-gateway-responses.${observed.status}`, resolveRef(gateway)).length === 0 ? [] : own;
