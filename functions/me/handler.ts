@@ -11,6 +11,7 @@ import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { API_ROUTES, ME_ROUTES, matchPath } from '../shared/http/api-routes';
+import { requireJsonMediaIfBody } from '../shared/http/media-type';
 import { problemResponses } from '../shared/http/middleware/problem-responses';
 import { requestLog } from '../shared/http/middleware/request-log';
 import { route } from '../shared/http/middleware/route';
@@ -94,6 +95,7 @@ export function createMeHandler(deps: MeDependencies, tracing?: Tracing) {
     .use(route({ serves: ME_ROUTES }))
     .handler(async (event) => {
       const requestId = event.requestContext.requestId;
+      requireJsonMediaIfBody(event.headers, event.body);
       const identity = await deps.identity.resolve(event.requestContext.authorizer?.jwt?.claims, event.headers?.authorization);
       const user = await userOf(identity, keys);
       logger.appendKeys({ userId: user.id });

@@ -190,6 +190,19 @@ describe('the settings API for a signed-in user', () => {
     expect(JSON.stringify(me)).not.toContain(Key);
   });
 
+  it('415 for a body that is not application/json or is compressed, as on the send endpoint; no body needs no media type', async () => {
+    const someone = await user({ organizations: ['Acme'] });
+    const token = await tokenFor(someone.email);
+    const raw = (headers: Record<string, string>) => fetch(`${base}/v1.2/me/api-key`, { method: 'POST', headers: { authorization: `Bearer ${token}`, ...headers }, body: '{"Scopes":["send"]}' });
+    const plain = await raw({ 'content-type': 'text/plain' });
+    expect([plain.status, ((await plain.json()) as { type: string }).type]).toEqual([415, expect.stringMatching(/\/unsupported-media-type$/)]);
+    const zipped = await raw({ 'content-type': 'application/json', 'content-encoding': 'gzip' });
+    expect([zipped.status, zipped.headers.get('accept-encoding')]).toEqual([415, 'identity']);
+    expect((await call('GET', '/v1.2/me', token)).status).toBe(200);
+    expect(((await (await call('GET', '/v1.2/me', token)).json()) as { ApiKey: unknown }).ApiKey).toBeNull();
+    expect((await call('POST', '/v1.2/me/api-key', token)).status).toBe(201);
+  });
+
   it('rotates: the old key is refused, the new one sends; rotate without a key is 404', async () => {
     const someone = await user({ organizations: ['Acme'] });
     const token = await tokenFor(someone.email);

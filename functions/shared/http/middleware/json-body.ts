@@ -16,6 +16,7 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { MAX_LISTED_PROBLEMS, MalformedJsonProblem, PayloadTooLargeProblem, UnsupportedMediaTypeProblem, ValidationProblem } from '../problems';
 import { duplicateKeyPointers, exceedsNesting } from '../json-duplicates';
+import { isEncoded, isJsonMediaType } from '../media-type';
 
 /** The event once the body is read: `body` the parsed JSON value, `rawBody` the text it was parsed from. */
 export type JsonEvent = Omit<APIGatewayProxyEventV2, 'body'> & { body?: unknown; rawBody?: string };
@@ -23,9 +24,6 @@ export type JsonEvent = Omit<APIGatewayProxyEventV2, 'body'> & { body?: unknown;
 /** Far deeper than any valid request (5 levels, with attachments), far shallower than what costs memory to scan. */
 export const MAX_NESTING_DEPTH = 32;
 
-// application/json, optionally with a UTF-8 charset parameter (CONTRACT section 1); RFC 9110
-// allows an empty parameter, so a trailing ";" is accepted too.
-const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*(charset\s*=\s*"?utf-8"?\s*)?)?$/i;
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const PARSER_PACKAGE = '@middy/http-json-body-parser';
 
@@ -34,14 +32,11 @@ export function bodyLimits(options: { readonly maxBytes: number }): middy.Middle
   const bodyLimitsBefore: middy.MiddlewareFn<APIGatewayProxyEventV2> = async ({ event }) => {
     const bytes = Buffer.byteLength(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
     if (bytes > maxBytes) throw new PayloadTooLargeProblem(maxBytes);
-    const contentType = event.headers?.['content-type'];
-    if (contentType === undefined || !JSON_MEDIA_TYPE.test(contentType.trim())) throw new UnsupportedMediaTypeProblem();
+    if (!isJsonMediaType(event.headers?.['content-type'])) throw new UnsupportedMediaTypeProblem();
   };
   return { before: bodyLimitsBefore };
 }
 
-/** Whether a `Content-Encoding` (a comma list, repeated headers joined) names any coding but `identity`. */
-const isEncoded = (header: string | undefined): header is string => (header ?? '').split(',').some((coding) => !['', 'identity'].includes(coding.trim().toLowerCase()));
 
 function jsonText(): middy.MiddlewareObj<JsonEvent> {
   const jsonTextBefore: middy.MiddlewareFn<JsonEvent> = async ({ event }) => {
