@@ -17,11 +17,14 @@ export function isLocalHost(host: string | undefined, port: number | undefined):
   return lower === `${LOOPBACK}:${port}` || lower === `localhost:${port}`;
 }
 
-export type Refusal = (req: IncomingMessage, res: ServerResponse) => void;
+/** Why a request is refused: no `Host` at all on HTTP/1.1 (RFC 9112 section 3.2: 400), or a `Host` that is not this machine (421). */
+export type RefusalReason = 'host-missing' | 'misdirected';
+
+export type Refusal = (req: IncomingMessage, res: ServerResponse, reason: RefusalReason) => void;
 
 const MISDIRECTED = 'This server answers only to Host 127.0.0.1:<port> or localhost:<port>.\n';
 
-/** The plain answer, for servers with no problem documents of their own. */
+/** The plain answer, for servers with no problem documents of their own (Node answers their missing Host itself). */
 export const refuseMisdirected: Refusal = (_req, res) => {
   res.writeHead(421, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(MISDIRECTED), 'Cache-Control': 'no-store' });
   res.end(MISDIRECTED);
@@ -38,12 +41,12 @@ export function guardHost(server: Server, refuse: Refusal = refuseMisdirected): 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     // HTTP/1.1 requires Host even beside a target in absolute form (RFC 9112 section 3.2).
     if (req.headers.host === undefined && req.httpVersion === '1.1') {
-      refuse(req, res);
+      refuse(req, res, 'host-missing');
       return;
     }
     toOriginForm(req);
     if (!isLocalHost(req.headers.host, req.socket.localPort)) {
-      refuse(req, res);
+      refuse(req, res, 'misdirected');
       return;
     }
     for (const handler of handlers) handler.call(server, req, res);

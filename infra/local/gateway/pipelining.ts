@@ -37,7 +37,7 @@ export function afterEarlierResponses(socket: Duplex, then: () => void): void {
  * answered with a problem document like every other error, and the connection closed. The
  * parser reports each later chunk of the connection again: only the first report is answered.
  */
-export function answerUnparsedRequests(server: Server, typeBase: string, log?: (line: string) => void, methodsAt?: (path: string) => readonly string[]): void {
+export function answerUnparsedRequests(server: Server, typeBase: string, methodsAt: (path: string) => readonly string[], log?: (line: string) => void): void {
   const refused = new WeakSet<Duplex>();
   server.on('clientError', (error: Error, socket: Duplex) => {
     if (refused.has(socket)) return;

@@ -23,8 +23,9 @@ export const gatewayProblems = {
     new HttpProblem(421, 'misdirected-request', 'Misdirected request', {
       detail: 'The local stack answers only to Host 127.0.0.1:<port> or localhost:<port>.',
     }),
+  malformed: (detail: string) => new HttpProblem(400, 'malformed-request', 'Malformed HTTP request', { detail }),
   // RFC 9112 section 3.2: a server must answer 400 to an HTTP/1.1 request without Host.
-  hostMissing: () => new HttpProblem(400, 'malformed-request', 'Malformed HTTP request', { detail: 'An HTTP/1.1 request must carry a Host header (127.0.0.1:<port> or localhost:<port> here).' }),
+  hostMissing: () => gatewayProblems.malformed('An HTTP/1.1 request must carry a Host header (127.0.0.1:<port> or localhost:<port> here).'),
   timedOut: (timeoutMs: number) =>
     new HttpProblem(504, 'gateway-timeout', 'Gateway timeout', { detail: `The function did not answer within ${timeoutMs} ms.` }),
 };
@@ -91,7 +92,7 @@ function refusedPath(error: Error): string | undefined {
  * serves (`methodsAt`), as any other method the path does not serve, or 404 on a path that
  * serves nothing.
  */
-export function unparsedRequestProblem(error: Error, methodsAt: (path: string) => readonly string[] = () => SEND_METHODS): HttpProblem {
+export function unparsedRequestProblem(error: Error, methodsAt: (path: string) => readonly string[]): HttpProblem {
   const code = parserCode(error);
   if (code === 'HPE_HEADER_OVERFLOW') {
     return new HttpProblem(431, 'request-header-fields-too-large', 'Request header fields too large', {
@@ -107,5 +108,5 @@ export function unparsedRequestProblem(error: Error, methodsAt: (path: string) =
     });
   }
   const why = code ? `is not valid HTTP/1.1 (${code})` : 'could not be read';
-  return new HttpProblem(400, 'malformed-request', 'Malformed HTTP request', { detail: `The request ${why}, so it was not passed on.` });
+  return gatewayProblems.malformed(`The request ${why}, so it was not passed on.`);
 }

@@ -97,15 +97,15 @@ export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
     });
   });
   // A page on a rebinding domain must get nothing here, not even the docs (host-guard.ts).
-  guardHost(server, (req, res) => {
-    if (req.headers.host !== undefined || req.httpVersion !== '1.1') return sendProblem(res, gatewayProblems.misdirected(), options.problemTypeBase);
+  guardHost(server, (_req, res, reason) => {
+    if (reason === 'misdirected') return sendProblem(res, gatewayProblems.misdirected(), options.problemTypeBase);
     // As for any request the parser refuses (pipelining.ts): the answer, then the connection is closed.
     res.setHeader('Connection', 'close');
     sendProblem(res, gatewayProblems.hostMissing(), options.problemTypeBase);
   });
   // A method the parser does not know is refused before any route is read: answered from the same route table, and the local pages.
   const methodsAt = (path: string) => ((path === '/' && options.index) || (Object.values(DOCS_PATHS) as string[]).includes(path) ? PAGE_METHODS : methodsServedAt(path));
-  answerUnparsedRequests(server, options.problemTypeBase, options.log, methodsAt);
+  answerUnparsedRequests(server, options.problemTypeBase, methodsAt, options.log);
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req, res, options);

@@ -37,7 +37,6 @@ export function bodyLimits(options: { readonly maxBytes: number }): middy.Middle
   return { before: bodyLimitsBefore };
 }
 
-
 function jsonText(): middy.MiddlewareObj<JsonEvent> {
   const jsonTextBefore: middy.MiddlewareFn<JsonEvent> = async ({ event }) => {
     // A compressed body would read as bytes that are not UTF-8 (400): name the real cause. After
