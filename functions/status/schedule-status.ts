@@ -6,12 +6,14 @@
 import type { StoredMessage } from '../shared/store/dynamodb-delivery-store';
 import { formatSendAt } from '../shared/schedules/notices';
 import type { ScheduleHead } from '../shared/schedules/schedule-store';
+import { templateView } from '../shared/templates/template-rules';
 
 type View = (message: StoredMessage) => { Status: string; Recipients: unknown[]; Tags: Readonly<Record<string, string>> };
 
 export function scheduleView(asked: string, head: ScheduleHead, delivery: StoredMessage | undefined, view: View) {
   // A test key's schedule says so in every state, as every answer about a test message does.
-  const base = { ScheduleId: asked, SendAt: formatSendAt(head.sendAt), Tags: head.tags ?? {}, ...(head.test && { Test: true as const }) };
+  // A templated one names its version from the start: it was fixed when the request was accepted.
+  const base = { ScheduleId: asked, SendAt: formatSendAt(head.sendAt), Tags: head.tags ?? {}, ...templateView(head.template), ...(head.test && { Test: true as const }) };
   switch (head.state) {
     case 'Sent':
       // SES's first event usually arrives within seconds; until then the message is `Sent`.

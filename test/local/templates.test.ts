@@ -9,8 +9,8 @@ import type { TestStack, Tenant } from './helpers';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkedFetch } from '../support/openapi';
-import { admin, adminEnv, adminJson, expectProblem, provisionTenant, send, sentEmails, startTestStack } from './helpers';
+import { checkedFetch, compileSchema, openApiDocument } from '../support/openapi';
+import { admin, adminEnv, adminJson, expectProblem, hookedTenant, inAbout, provisionTenant, send, sentEmails, startTestStack } from './helpers';
 
 let stack: TestStack;
 let tenant: Tenant;
@@ -45,6 +45,8 @@ async function saved(who: Tenant, name: string, fields: Record<string, unknown>)
   expect(body).toEqual({ Name: name, Version: expect.any(Number), CreatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
   return body.Version as number;
 }
+
+const validWebhook = compileSchema(openApiDocument.components.schemas.ScheduleWebhookEvent);
 
 const emailsWith = async (subject: string) => (await sentEmails(stack.sesUrl)).filter((email) => email.subject === subject);
 
@@ -183,6 +185,41 @@ describe('sending with a template', () => {
     // Its status, once sent, names the version it was rendered from, as the document says.
     const status = await checkedFetch(stack.statusUrl, { method: 'POST', headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ OrganizationId: tenant.organizationId, ScheduleIds: [scheduleId] }) });
     expect(((await status.json()) as { Messages: Record<string, any>[] }).Messages[0]).toMatchObject({ ScheduleId: scheduleId, Status: expect.not.stringMatching(/^(Scheduled|Unknown)$/), Template: { Name: name, Version: 1 } });
+  });
+
+  it('names the version of a scheduled message from the start: its status while it waits and once cancelled, and its schedule webhooks', async () => {
+    const hooked = await hookedTenant(stack, env, 'Templated');
+    try {
+      const name = unique('waiting');
+      await saved(hooked.tenant, name, { Subject: 'Hi {{x}}', TextContent: 'body' });
+      const version = await saved(hooked.tenant, name, { Subject: 'Hello {{x}}', TextContent: 'body' });
+      const response = await send(stack, hooked.tenant.apiKey, {
+        OrganizationId: hooked.tenant.organizationId,
+        Messages: [{ From: 'noreply@example.com', To: ['c@example.org'], SendAt: inAbout(600_000).text, Template: { Name: name, Variables: { x: 'y' } } }],
+      });
+      const scheduleId = ((await response.json()) as { Messages: Record<string, any>[] }).Messages[0]?.ScheduleId as string;
+      const template = { Name: name, Version: version };
+      const statusOf = async () => {
+        const answer = await checkedFetch(stack.statusUrl, { method: 'POST', headers: { authorization: `Bearer ${hooked.tenant.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ OrganizationId: hooked.tenant.organizationId, ScheduleIds: [scheduleId] }) });
+        return ((await answer.json()) as { Messages: Record<string, any>[] }).Messages[0];
+      };
+      expect(await statusOf()).toMatchObject({ ScheduleId: scheduleId, Status: 'Scheduled', Template: template });
+      const cancel = await fetch(stack.cancelUrl, { method: 'POST', headers: { authorization: `Bearer ${hooked.tenant.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ OrganizationId: hooked.tenant.organizationId, ScheduleIds: [scheduleId] }) });
+      expect(cancel.status).toBe(200);
+      expect(await statusOf()).toMatchObject({ Status: 'Cancelled', Template: template });
+
+      const end = Date.now() + 4_000;
+      while (!hooked.events().some((e) => e.type === 'email.cancelled') && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50));
+      const told = hooked.events().filter((e) => e.data.ScheduleId === scheduleId);
+      expect(told.map((e) => [e.type, e.data.Template])).toEqual([
+        ['email.scheduled', template],
+        ['email.cancelled', template],
+      ]);
+      // Each as the document gives a schedule webhook (its `data` is closed: `Template` must be listed).
+      for (const event of told) expect([validWebhook(event), validWebhook.errors]).toEqual([true, null]);
+    } finally {
+      hooked.close();
+    }
   });
 });
 

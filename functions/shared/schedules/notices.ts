@@ -7,6 +7,8 @@
  * retries are the webhook function's, unchanged.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
+import type { TemplateReference } from '../templates/template-rules';
+import { templateView } from '../templates/template-rules';
 import type { WebhookJob } from '../webhooks/payload';
 import type { WebhookOutbox } from '../webhooks/queue';
 import type { WebhookConfigs } from '../webhooks/webhook-store';
@@ -31,6 +33,8 @@ export interface ScheduleEvent {
   readonly error?: ScheduleError;
   /** The client's message tags, echoed in the payload's `data` as on every other event. */
   readonly tags?: Readonly<Record<string, string>> | undefined;
+  /** The template version it was rendered from, as every other answer about it names it. */
+  readonly template?: TemplateReference | undefined;
 }
 
 /** `YYYY-MM-DD HH:MM:SS` of an epoch ms: `SendAt` as the client wrote it (UTC). */
@@ -49,6 +53,7 @@ export function scheduleWebhookJob(event: ScheduleEvent): WebhookJob {
       SendAt: formatSendAt(event.sendAt),
       ...(event.error && { Error: event.error }),
       Tags: event.tags ?? {},
+      ...templateView(event.template),
     },
   };
   return { organizationId: event.organizationId, webhookId: `sch_${event.scheduleId}_${event.status.toLowerCase()}`, payload: JSON.stringify(payload) };

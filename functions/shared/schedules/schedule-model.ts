@@ -5,6 +5,7 @@
  */
 import type { FailureCode } from '../mail/ports';
 import type { ValidMessage } from '../mail/valid-message';
+import type { TemplateReference } from '../templates/template-rules';
 
 export const SCHEDULE_STATES = ['Scheduled', 'Claimed', 'InFlight', 'Sent', 'Expired', 'Failed', 'Cancelled'] as const;
 export type ScheduleState = (typeof SCHEDULE_STATES)[number];
@@ -46,6 +47,8 @@ export interface ScheduleHead {
   readonly keyHash?: string;
   /** Scheduled with a test-mode key: at its time it goes through test mode too, never to Amazon SES. */
   readonly test?: true;
+  /** The template version it was rendered from (CONTRACT section 14), told in every state, not only once sent. */
+  readonly template?: TemplateReference;
   /**
    * Cancelled where no webhook queue could be reached (the admin command line locally, or without
    * the stack's webhook queue): its `email.cancelled` is still owed, and its timer, when it fires, tells it once.

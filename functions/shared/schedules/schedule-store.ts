@@ -27,6 +27,8 @@ import { batchGetAll } from '../store/batch-get';
 import { unlessConditionFails } from '../store/conditions';
 import { queryAll, scanAll } from '../store/query-all';
 import { SCHEDULE_PARTITION, itemKey, schedulePartition } from '../store/table';
+import type { TemplateReference } from '../templates/template-rules';
+import { readTemplateReference } from '../templates/template-rules';
 import type { ValidMessage } from '../mail/valid-message';
 import { decodeMessage, encodeMessage, splitBody } from './message-codec';
 import { OrganizationSchedules } from './organization-schedules';
@@ -36,7 +38,7 @@ import { FINAL_STATES, SCHEDULE_STATES, ScheduleStateError } from './schedule-mo
 export * from './schedule-model';
 
 type Item = Record<string, unknown>;
-const HEAD_FIELDS = ['pk', 'organizationId', 'userId', '#state', 'sendAt', 'dueAt', 'attempts', 'claimId', 'leaseUntil', 'messageId', '#error', 'updatedAt', 'tags', 'keyHash', 'test', 'noticeOwed'];
+const HEAD_FIELDS = ['pk', 'organizationId', 'userId', '#state', 'sendAt', 'dueAt', 'attempts', 'claimId', 'leaseUntil', 'messageId', '#error', 'updatedAt', 'tags', 'keyHash', 'test', 'template', 'noticeOwed'];
 const NAMES = { '#state': 'state', '#error': 'error' };
 /** BatchWriteItem takes at most 25 items. */
 const BATCH_WRITE = 25;
@@ -59,9 +61,12 @@ function toHead(item: Item): ScheduleHead | undefined {
     ...(isTagMap(item.tags) && { tags: item.tags }),
     ...(typeof item.keyHash === 'string' && { keyHash: item.keyHash }),
     ...(item.test === true && { test: true as const }),
+    ...withTemplate(readTemplateReference(item.template)),
     ...(item.noticeOwed === true && { noticeOwed: true as const }),
   };
 }
+
+const withTemplate = (template: TemplateReference | undefined) => (template ? { template: { name: template.name, version: template.version } } : {});
 
 function isTagMap(value: unknown): value is Record<string, string> {
   return typeof value === 'object' && value !== null && Object.values(value).every((tag) => typeof tag === 'string');
@@ -102,6 +107,7 @@ export class DynamoDbScheduleStore implements ScheduleStore {
       ...(schedule.message.tags && Object.keys(schedule.message.tags).length > 0 && { tags: { ...schedule.message.tags } }),
       ...(schedule.keyHash && { keyHash: schedule.keyHash }),
       ...(schedule.test && { test: true }),
+      ...withTemplate(schedule.message.template),
       expiresAt,
     };
     const created = await unlessConditionFails(() =>
