@@ -23,6 +23,8 @@ export interface ScheduleView {
   /** The first few recipients. */
   readonly Recipients: readonly string[];
   readonly Subject: string;
+  /** Scheduled with a test-mode key: it will go through test mode, never to Amazon SES. */
+  readonly Test?: true;
 }
 
 type Query = Readonly<Record<string, string | undefined>>;
@@ -34,7 +36,7 @@ export async function listSchedules(member: readonly MemberOrganization[], query
     Schedules: lists
       .flatMap(({ items }) => items)
       .sort((a, b) => a.sendAt - b.sendAt || a.scheduleId.localeCompare(b.scheduleId))
-      .map((entry) => ({ OrganizationId: entry.organizationId, ScheduleId: entry.scheduleId, SendAt: formatSendAt(entry.sendAt), Recipients: entry.recipients, Subject: entry.subject })),
+      .map((entry) => ({ OrganizationId: entry.organizationId, ScheduleId: entry.scheduleId, SendAt: formatSendAt(entry.sendAt), Recipients: entry.recipients, Subject: entry.subject, ...(entry.test && { Test: true as const }) })),
   };
 }
 

@@ -193,7 +193,7 @@ async function wait(head: ScheduleHead, until: number, attempt: number, deps: Fi
 }
 
 async function tell(head: ScheduleHead, status: 'Expired' | 'Failed' | 'Cancelled', deps: FireDependencies, error?: ScheduleError): Promise<void> {
-  await deps.notices?.notify({ status, organizationId: head.organizationId, scheduleId: head.scheduleId, sendAt: head.sendAt, at: deps.now(), tags: head.tags, template: head.template, ...(error && { error }) });
+  await deps.notices?.notify({ status, organizationId: head.organizationId, scheduleId: head.scheduleId, sendAt: head.sendAt, at: deps.now(), tags: head.tags, template: head.template, test: head.test, ...(error && { error }) });
 }
 
 /** Exponential, from 1 s to 5 minutes, with full jitter so a crowd of waiting schedules spreads out. */

@@ -80,7 +80,7 @@ async function scheduleOne(message: ValidMessage, context: ScheduleContext, deps
     return failed(message.index, 'ScheduleUnavailable');
   }
   if (created === 'created') {
-    await deps.notices?.notify({ status: 'Scheduled', organizationId: context.organizationId, scheduleId, sendAt, at: context.now, tags: message.tags, template: message.template });
+    await deps.notices?.notify({ status: 'Scheduled', organizationId: context.organizationId, scheduleId, sendAt, at: context.now, tags: message.tags, template: message.template, ...(context.test && { test: true as const }) });
   }
   return { Index: message.index, Status: 'Scheduled', ScheduleId: scheduleId };
 }

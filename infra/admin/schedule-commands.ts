@@ -48,8 +48,9 @@ export function addScheduleCommands(program: Command, leaf: Leaf): void {
       recipients: entry.recipients,
       subject: entry.subject,
       userId: entry.userId,
+      ...(entry.test && { test: true }),
     }));
-    const lines = schedules.map((s) => `\n  ${s.scheduleId}  ${s.sendAt}  to ${s.recipients.join(', ')}  "${s.subject}"`).join('');
+    const lines = schedules.map((s) => `\n  ${s.scheduleId}  ${s.sendAt}  to ${s.recipients.join(', ')}  "${s.subject}"${s.test ? '  (test mode)' : ''}`).join('');
     return { human: `Organization ${organizationId} has ${plural(schedules.length, 'scheduled message')} waiting${lines}`, json: { organizationId, schedules } };
   }).requiredOption('--org <uuid>', 'Organization id');
 

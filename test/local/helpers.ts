@@ -15,7 +15,7 @@ import { LOCAL_CLIENT_ID } from '../../infra/local/oidc/provider';
 import { signIn } from '../support/oidc';
 import type { ApiClient, Message, SendRequest } from '../support/api-client';
 import { apiClient } from '../support/api-client';
-import { validateFetchesTo } from '../support/openapi';
+import { compileSchema, openApiDocument, validateFetchesTo } from '../support/openapi';
 
 export interface TestStack extends LocalStack {
   /** Every progress and access-log line the stack printed. */
@@ -263,4 +263,21 @@ export async function hookedTenant(stack: TestStack, env: Record<string, string>
     events: () => hook.received.map((r) => verifier.verify(r.body, r.headers) as { type: string; data: Record<string, any> }),
     close: hook.close,
   };
+}
+
+const validScheduleEvent = compileSchema(openApiDocument.components.schemas.ScheduleWebhookEvent);
+
+/**
+ * Cancels a waiting schedule through the cancel endpoint, then returns every webhook the
+ * Organization got about it once its `email.cancelled` came (within 4 s), each checked against
+ * the document's ScheduleWebhookEvent (its `data` is closed).
+ */
+export async function cancelAndHear(stack: TestStack, hooked: HookedTenant, apiKey: string, scheduleId: string): Promise<{ type: string; data: Record<string, any> }[]> {
+  const cancel = await fetch(stack.cancelUrl, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ OrganizationId: hooked.tenant.organizationId, ScheduleIds: [scheduleId] }) });
+  expect(cancel.status).toBe(200);
+  const about = () => hooked.events().filter((e) => e.data.ScheduleId === scheduleId);
+  const end = Date.now() + 4_000;
+  while (!about().some((e) => e.type === 'email.cancelled') && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (const event of about()) expect([validScheduleEvent(event), validScheduleEvent.errors]).toEqual([true, null]);
+  return about();
 }

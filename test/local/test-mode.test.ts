@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { TestStack, Tenant } from './helpers';
-import { adminEnv, adminJson, clearEmails, expectProblem, messageBody, provisionTenant, send, sentEmails, startTestStack } from './helpers';
+import { checkedFetch } from '../support/openapi';
+import { adminEnv, adminJson, clearEmails, expectProblem, cancelAndHear, hookedTenant, inAbout, messageBody, provisionTenant, send, sentEmails, startTestStack } from './helpers';
 
 const SIM = (box: string) => `${box}@simulator.amazonses.com`;
 
@@ -109,5 +110,24 @@ describe('a test-mode key', () => {
     const [state] = await settled({ ScheduleIds: [ScheduleId] });
     expect(state).toMatchObject({ ScheduleId, Status: 'Delivered', MessageId: expect.stringMatching(/^test-/), Test: true });
     expect(await sentEmails(stack.sesUrl)).toEqual([]);
+  });
+
+  it('says "Test": true of a scheduled message in the settings page\'s list, schedule list and its schedule webhooks too', async () => {
+    const hooked = await hookedTenant(stack, env, 'TestSchedules');
+    try {
+      const key = (await adminJson(env, 'key', 'rotate', '--user', hooked.tenant.userId, '--test')).key as string;
+      const answer = await send(stack, key, messageBody(hooked.tenant.organizationId, { SendAt: inAbout(600_000).text }));
+      const { ScheduleId } = ((await answer.json()) as { Messages: { ScheduleId: string }[] }).Messages[0]!;
+      const listed = await checkedFetch(`${stack.apiUrl}/v1.2/me/schedules`, { headers: { authorization: `Bearer ${hooked.token}` } });
+      expect(((await listed.json()) as { Schedules: Record<string, unknown>[] }).Schedules).toEqual([expect.objectContaining({ ScheduleId, Test: true })]);
+      expect((await adminJson(env, 'schedule', 'list', '--org', hooked.tenant.organizationId)).schedules).toEqual([expect.objectContaining({ scheduleId: ScheduleId, test: true })]);
+      const told = await cancelAndHear(stack, hooked, key, ScheduleId);
+      expect(told.map((e) => [e.type, e.data.Test])).toEqual([
+        ['email.scheduled', true],
+        ['email.cancelled', true],
+      ]);
+    } finally {
+      hooked.close();
+    }
   });
 });

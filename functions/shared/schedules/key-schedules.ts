@@ -47,7 +47,7 @@ export async function cancelSchedule(head: ScheduleHead, deps: CancelScheduleDep
   if (!(await deps.schedules.cancel(head.scheduleId, head.organizationId, now, true))) return false;
   if (deps.notices === undefined) return true;
   try {
-    await deps.notices.notify({ status: 'Cancelled', organizationId: head.organizationId, scheduleId: head.scheduleId, sendAt: head.sendAt, at: now, tags: head.tags, template: head.template });
+    await deps.notices.notify({ status: 'Cancelled', organizationId: head.organizationId, scheduleId: head.scheduleId, sendAt: head.sendAt, at: now, tags: head.tags, template: head.template, test: head.test });
   } catch (error) {
     deps.warn("could not queue a cancelled schedule's email.cancelled; its timer tells it at the schedule's time", { scheduleId: head.scheduleId, error });
     return true;

@@ -35,6 +35,8 @@ export interface ScheduleEvent {
   readonly tags?: Readonly<Record<string, string>> | undefined;
   /** The template version it was rendered from, as every other answer about it names it. */
   readonly template?: TemplateReference | undefined;
+  /** Scheduled with a test-mode key: its payloads say `Test: true`, as every answer about it does. */
+  readonly test?: true | undefined;
 }
 
 /** `YYYY-MM-DD HH:MM:SS` of an epoch ms: `SendAt` as the client wrote it (UTC). */
@@ -54,6 +56,7 @@ export function scheduleWebhookJob(event: ScheduleEvent): WebhookJob {
       ...(event.error && { Error: event.error }),
       Tags: event.tags ?? {},
       ...templateView(event.template),
+      ...(event.test && { Test: true }),
     },
   };
   return { organizationId: event.organizationId, webhookId: `sch_${event.scheduleId}_${event.status.toLowerCase()}`, payload: JSON.stringify(payload) };

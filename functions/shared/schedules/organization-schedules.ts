@@ -33,6 +33,8 @@ export interface PendingEntry {
   /** The first few recipients, for a person to recognise the message. */
   readonly recipients: readonly string[];
   readonly subject: string;
+  /** Made with a test-mode key (CONTRACT section 15): every list says so. */
+  readonly test?: true;
 }
 
 type Item = Record<string, unknown>;
@@ -66,6 +68,7 @@ export class OrganizationSchedules {
       sendAt: entry.sendAt,
       recipients: entry.recipients.slice(0, SUMMARY.recipients),
       subject: [...entry.subject].slice(0, SUMMARY.subject).join(''),
+      ...(entry.test && { test: true }),
       expiresAt,
     };
     const added = await unlessConditionFails(() =>
@@ -149,5 +152,6 @@ function toEntry(organizationId: string, item: Item): PendingEntry {
     sendAt: Number(item.sendAt),
     recipients: Array.isArray(item.recipients) ? item.recipients.map(String) : [],
     subject: String(item.subject ?? ''),
+    ...(item.test === true && { test: true as const }),
   };
 }
