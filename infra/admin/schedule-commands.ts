@@ -29,11 +29,14 @@ export async function retireSchedulesOf(store: DynamoDbAdminStore, cancelling: A
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-function organizationOf(value: string): string {
+/** An id option's value, lower-cased; one that is not a UUID is a usage error (exit 1), as for every id option. */
+function uuidOf(value: string, what: string): string {
   const id = value.toLowerCase();
-  if (!isCanonicalUuid(id)) throw new InvalidArgumentError(`"${value}" is not an Organization id (a UUID)`);
+  if (!isCanonicalUuid(id)) throw new InvalidArgumentError(`"${value}" is not ${what} (a UUID)`);
   return id;
 }
+
+const organizationOf = (value: string) => uuidOf(value, 'an Organization id');
 
 export function addScheduleCommands(program: Command, leaf: Leaf): void {
   const schedule = program.command('schedule').description("an Organization's scheduled messages not yet sent");
@@ -56,9 +59,9 @@ export function addScheduleCommands(program: Command, leaf: Leaf): void {
 
   leaf(schedule, 'cancel', 'cancel a scheduled message that has not been sent yet', async (store, o, admin) => {
     const organizationId = organizationOf(o.org!);
-    const scheduleId = o.id!.toLowerCase();
+    const scheduleId = uuidOf(o.id!, 'a ScheduleId');
     const parts = admin.cancelling();
-    const head = isCanonicalUuid(scheduleId) ? (await parts.schedules.heads([scheduleId])).get(scheduleId) : undefined;
+    const head = (await parts.schedules.heads([scheduleId])).get(scheduleId);
     const status = await cancelFor(head, organizationId, parts);
     if (status === 'Unknown') throw new RecordNotFoundError(`Organization ${organizationId} has no scheduled message ${o.id}`);
     if (status === 'AlreadySent') throw new RecordConflictError(`the time of scheduled message ${scheduleId} has come (it is ${head!.state === 'Scheduled' ? 'being sent' : head!.state.toLowerCase()}): it can no longer be cancelled`);

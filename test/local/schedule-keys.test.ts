@@ -93,6 +93,9 @@ describe('a schedule dies with its key', () => {
     const b = await schedule(tenant, left, when.text);
     const refused = await admin(env, 'schedule', 'cancel', '--org', stranger.organizationId, '--id', a.ScheduleId, '--json');
     expect(refused.code).toBe(3);
+    // An id that is not a UUID is a usage error, as for every id option, not "no such schedule".
+    const malformed = await admin(env, 'schedule', 'cancel', '--org', tenant.organizationId, '--id', 'not-a-uuid', '--json');
+    expect([malformed.code, JSON.parse(malformed.stderr)]).toEqual([1, { error: { code: 'invalid_argument', message: '"not-a-uuid" is not a ScheduleId (a UUID)' } }]);
     expect(await adminJson(env, 'schedule', 'cancel', '--org', tenant.organizationId, '--id', a.ScheduleId)).toEqual({ organizationId: tenant.organizationId, scheduleId: a.ScheduleId, status: 'Cancelled', noticeAt: 'send time' });
     expect((await adminJson(env, 'schedule', 'list', '--org', tenant.organizationId)).schedules.map((s: { scheduleId: string }) => s.scheduleId)).toEqual([b.ScheduleId]);
     await sleep(when.at - Date.now() + 2_000);
