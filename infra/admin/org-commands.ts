@@ -168,7 +168,7 @@ export function addOrgCommands(org: Command, leaf: Leaf): void {
     .option('--daily <N>', 'its daily quota, recipients per UTC day (0 removes it)')
     .option('--weight <W>', "its weight in the fair share of the account's rate (default 1)")
     .option('--scheduled <N>', `how many scheduled messages it may hold not yet sent (default ${DEFAULT_SCHEDULED}; 0 restores the default)`)
-    .addHelpText('after', '\nLimits apply to sends within AUTH_CACHE_SECONDS (the send path reads them with the Organization).');
+    .addHelpText('after', '\nA change reaches every send at most AUTH_CACHE_SECONDS later (the send path reads the limits with the Organization).');
 
   leaf(org, 'tracking', "set an Organization's default open and click tracking, for messages that do not give Tracking (with no option: print it)", async (store, o) => {
     // Both values are checked before anything is read, so a bad one changes nothing anywhere.
@@ -183,9 +183,9 @@ export function addOrgCommands(org: Command, leaf: Leaf): void {
     .option('--clicks <on|off>', "track clicks (HTML's http/https links rewritten) of messages without Tracking")
     .addHelpText('after', [
       '',
-      'Off unless set. A message\'s own Tracking wins, switch by switch. The default applies to messages accepted',
-      'within AUTH_CACHE_SECONDS of the change (the send path reads it with the Organization); a scheduled',
-      'message keeps the tracking it was accepted with.',
+      'Off unless set. A message\'s own Tracking wins, switch by switch. A change applies to every message',
+      'accepted AUTH_CACHE_SECONDS after it at the latest (the send path reads it with the Organization, and may',
+      'use what it read before for that long); a scheduled message keeps the tracking it was accepted with.',
     ].join('\n'));
 
   leaf(org, 'show', "show an Organization: members, senders, its limits and today's use of its quota, its default tracking, its bounce and complaint rates and whether it is paused", async (store, o) => {
