@@ -31,6 +31,13 @@ export function readIdempotencyKey(header: string | undefined): string | undefin
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /**
+ * Where a key's record lives: per user and per mode. A test key's Idempotency-Keys are its own, as
+ * test and live data are apart everywhere else: the same key sent live after a test request is a
+ * new request, which sends, not a replay of the test answer (which sent nothing real).
+ */
+const scopeOf = (start: Pick<IdempotentStart, 'userId' | 'key' | 'test'>) => itemKey.idempotencyScope(start.userId, sha256(start.test ? `test:${start.key}` : start.key));
+
+/**
  * Same request means the same validated, normalised request: key order and white space do not
  * matter, and neither do `organizationId` vs `OrganizationId`, the case of the UUID, or an
  * optional field given as null. What is compared is what would be sent.
@@ -43,6 +50,8 @@ export interface IdempotentStart {
   readonly store: IdempotencyStore;
   readonly userId: string;
   readonly key: string;
+  /** Sent with a test-mode key. */
+  readonly test?: boolean;
   readonly request: SendRequest;
   readonly now: number;
   /** Epoch ms after which this invocation can no longer be running. */
@@ -93,10 +102,11 @@ async function resumeResults(store: IdempotencyStore, record: IdempotencyRecord)
 
 /**
  * The first response to this request, if it completed: what a retry gets even when the request
- * could not run now (its Organization paused since). Claims nothing.
+ * could not be accepted now (its Organization paused since, a sender removed, a template deleted or
+ * changed). Claims nothing.
  */
-export async function completedResponse(start: Pick<IdempotentStart, 'store' | 'userId' | 'key' | 'request' | 'now'>): Promise<StoredResponse | undefined> {
-  const existing = await start.store.get(itemKey.idempotencyScope(start.userId, sha256(start.key)));
+export async function completedResponse(start: Pick<IdempotentStart, 'store' | 'userId' | 'key' | 'test' | 'request' | 'now'>): Promise<StoredResponse | undefined> {
+  const existing = await start.store.get(scopeOf(start));
   const live = existing && existing.expiresAt >= Math.floor(start.now / 1000);
   return live && existing.status === 'COMPLETE' && existing.fingerprint === fingerprintOf(start.request) ? existing.response : undefined;
 }
@@ -104,7 +114,7 @@ export async function completedResponse(start: Pick<IdempotentStart, 'store' | '
 /** Claims the key, or says what a retry gets instead: a replay, a 409 or a 422. */
 export async function beginIdempotent(start: IdempotentStart): Promise<Began> {
   const { store, now, lockUntil } = start;
-  const scope = itemKey.idempotencyScope(start.userId, sha256(start.key));
+  const scope = scopeOf(start);
   const fingerprint = fingerprintOf(start.request);
   const nowSeconds = Math.floor(now / 1000);
 

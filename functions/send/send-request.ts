@@ -81,9 +81,11 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   const request = validateSendRequest(input.body, { ...deps.config, now: deps.now() });
   const organization = await authoriseOrganization(caller, request.organizationId, deps.access);
   deps.logger.appendKeys({ organizationId: request.organizationId, messages: request.messages.length });
-  if (organization.paused && idempotencyKey !== undefined) {
-    // A retry of a request that completed before the pause still gets its first response.
-    const first = await withStorageFaults(() => completedResponse({ store: deps.idempotency, userId: caller.userId, key: idempotencyKey, request, now: deps.now() }));
+  if (idempotencyKey !== undefined) {
+    // A retry of a request that completed gets its first response, whatever changed since: the
+    // Organization paused, a sender removed, a template deleted or saved anew. Only membership,
+    // just checked, still decides.
+    const first = await withStorageFaults(() => completedResponse({ store: deps.idempotency, userId: caller.userId, key: idempotencyKey, test: caller.test, request, now: deps.now() }));
     if (first) return replayed(first, input.requestId, deps.logger);
   }
   authoriseSending(organization);
@@ -100,6 +102,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
       store: deps.idempotency,
       userId: caller.userId,
       key: idempotencyKey,
+      test: caller.test,
       request,
       now: deps.now(),
       lockUntil: input.lockUntil,

@@ -144,6 +144,35 @@ describe('Idempotency-Key', () => {
     expect(await h.sentEmails()).toHaveLength(0);
   });
 
+  it('replays a completed request after its sender was removed, instead of checking it again', async () => {
+    const own = await h.tenant(['example.com']);
+    const key = randomUUID();
+    const first = await h.invoke({ headers: withKey(key, own), body: sendBody(own) });
+    expect(first.statusCode).toBe(200);
+    await h.admin.removeSender(own.organizationId, { domain: 'example.com' });
+    const again = await h.invoke({ headers: withKey(key, own), body: sendBody(own) });
+    expect([again.statusCode, again.headers['Idempotent-Replayed'], again.body]).toEqual([200, 'true', first.body]);
+    // A new request from the removed sender is refused, as before.
+    expect((await h.invoke({ headers: withKey(randomUUID(), own), body: sendBody(own) })).statusCode).toBe(403);
+    expect(await h.sentEmails()).toHaveLength(1);
+  });
+
+  it('keeps a test key\'s keys apart from the live key\'s: the same key sent live afterwards sends, it does not replay the test answer', async () => {
+    const own = await h.tenant();
+    const key = randomUUID();
+    const test = { ...own, apiKey: (await h.admin.rotateKey(own.userId, { test: true })).key };
+    const simulated = await h.invoke({ headers: withKey(key, test), body: sendBody(own) });
+    expect(simulated.body.Messages[0].MessageId).toMatch(/^test-/);
+    const live = { ...own, apiKey: (await h.admin.rotateKey(own.userId)).key };
+    const sent = await h.invoke({ headers: withKey(key, live), body: sendBody(own) });
+    expect([sent.statusCode, sent.headers['Idempotent-Replayed']]).toEqual([200, undefined]);
+    expect(sent.body.Messages[0].MessageId).not.toMatch(/^test-/);
+    expect(await h.sentEmails()).toHaveLength(1);
+    // And a retry of the live request replays the live answer.
+    const again = await h.invoke({ headers: withKey(key, live), body: sendBody(own) });
+    expect([again.headers['Idempotent-Replayed'], again.body]).toEqual(['true', sent.body]);
+  });
+
   it('does not send a message whose in-flight checkpoint cannot be written', async () => {
     const real = h.deps.idempotency;
     const broken: IdempotencyStore = {
