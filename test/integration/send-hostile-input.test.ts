@@ -94,6 +94,7 @@ describe('problem lists are bounded', () => {
 describe('well-formed text only', () => {
   // A lone surrogate can only be written as a JSON escape: each case is the raw body text.
   const withField = (pointer: string, messageJson: string) => ({ pointer, messageJson });
+  const templated = (variables: string) => `{"From":"noreply@example.com","To":["alice@example.org"],"Template":{"Name":"welcome","Variables":${variables}}}`;
   const base = (overrides: string) => `{"From":"noreply@example.com","To":["alice@example.org"],"Subject":"Hi","TextContent":"Body"${overrides}}`;
   const cases = [
     withField('/Messages/0/Subject', base(',"Subject":"Hi \\ud800"').replace('"Subject":"Hi",', '')),
@@ -103,6 +104,10 @@ describe('well-formed text only', () => {
     withField('/Messages/0/From', base('').replace('"noreply@example.com"', '"noreply\\ud800@example.com"')),
     withField('/Messages/0/To/0', base('').replace('"alice@example.org"', '"alice@exa\\ud800mple.org"')),
     withField('/Messages/0/ExpirationDateTime', base(',"ExpirationDateTime":"2099-01-01 00:00:0\\ud800"')),
+    // In a template's variables too, used or not, at any depth, and in a variable's name (CONTRACT section 2: any field).
+    withField('/Messages/0/Template/Variables/unused', templated('{"unused":"x\\ud800"}')),
+    withField('/Messages/0/Template/Variables/order/a~1b/1', templated('{"order":{"a/b":["ok","\\udc00"]}}')),
+    withField('/Messages/0/Template/Variables/x\udc00', templated('{"x\\udc00":"ok"}')),
   ];
 
   it.each(cases)('answers 400 naming $pointer for a lone surrogate, and sends nothing', async ({ pointer, messageJson }) => {
