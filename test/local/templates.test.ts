@@ -301,6 +301,7 @@ describe('bad input: a clear 400, nothing stored or sent', () => {
         message({ Template: { Name: name, Version: 9, Variables: {} } }),
         message({ Template: { Name: name, Variables: { user: { first: 'a\r\nBcc: x@evil.example' }, lines: [{ text: 'x' }] } } }),
         message({ Template: { Name: name, Variables: { user: { first: 'Ann' }, lines: [] } } }),
+        message({ Template: { Name: name, Variables: { user: 'Ann', lines: [] } } }),
       ],
     });
     const renderProblem = await expectProblem(rendered, 400);
@@ -310,6 +311,8 @@ describe('bad input: a clear 400, nothing stored or sent', () => {
       { pointer: '/Messages/2/Template/Version', detail: expect.stringContaining('no version 9') },
       { pointer: '/Messages/3/Template', detail: expect.stringContaining('control characters') },
       { pointer: '/Messages/4/Template', detail: expect.stringContaining('TextContent and HtmlContent are both empty') },
+      // A name read inside a variable that is not an object: that variable, in plain words.
+      { pointer: '/Messages/5/Template/Variables/user', detail: 'the template reads names inside this variable ({{user.…}}), so it must be an object; it is a string' },
     ]);
     expect(await emailsWith(subject)).toHaveLength(0);
   });

@@ -73,6 +73,14 @@ describe('the engine against reference Handlebars', () => {
     expect(renderTemplate(compiled, { order: { id: 7 } }).problems).toEqual([{ kind: 'missing', pointer: '/order/total' }, { kind: 'missing', pointer: '/name' }]);
   });
 
+  it('names a variable that is not an object when the template reads a name inside it, and blames no absent condition for it', () => {
+    const compiled = compileTemplate({ Subject: 'x', TextContent: '{{#each a}}-{{/each}} {{#if b}}B{{/if}} {{c.d}}' });
+    expect(renderTemplate(compiled, { a: [], b: 1, c: 'str' }).problems).toEqual([{ kind: 'notObject', pointer: '/c', is: 'string' }]);
+    expect(renderTemplate(compiled, { a: [], c: null }).problems).toEqual([{ kind: 'notObject', pointer: '/c', is: 'null' }]);
+    expect(renderTemplate(compiled, { c: { d: 7 } })).toEqual({ rendered: { Subject: 'x', TextContent: '  7' }, problems: [] });
+    expect(renderTemplate(compileTemplate({ Subject: '{{order.lines.0.qty}}' }), { order: { lines: [3] } }).problems).toEqual([{ kind: 'notObject', pointer: '/order/lines/0', is: 'number' }]);
+  });
+
   it('lets a condition or a list be absent, as Handlebars does, and reads no inherited property', () => {
     const compiled = compileTemplate({ Subject: 'x', TextContent: '{{#if a}}A{{else}}no a{{/if}}{{#each b}}B{{/each}}{{#unless c}}no c{{/unless}}' });
     expect(renderTemplate(compiled, {})).toEqual({ rendered: { Subject: 'x', TextContent: 'no ano c' }, problems: [] });

@@ -20,6 +20,7 @@
  * `TextContent` get them as written.
  */
 import Handlebars from 'handlebars';
+import { escapePointer } from '../http/json-pointer';
 import type { TemplateContent, TemplateField } from './template-rules';
 import { TEMPLATE_FIELDS, TEMPLATE_LIMITS } from './template-rules';
 
@@ -34,7 +35,11 @@ export interface SourceProblem {
 }
 
 /** A problem while rendering: a missing variable (its pointer below `Variables`), or a field at fault. */
-export type RenderProblem = { readonly kind: 'missing'; readonly pointer: string } | { readonly kind: 'field'; readonly field: TemplateField; readonly detail: string };
+export type RenderProblem =
+  | { readonly kind: 'missing'; readonly pointer: string }
+  /** A variable the template reads a name in (`{{c.d}}`) that is not an object: `is` says what it is. */
+  | { readonly kind: 'notObject'; readonly pointer: string; readonly is: string }
+  | { readonly kind: 'field'; readonly field: TemplateField; readonly detail: string };
 
 export type Rendered = Partial<Record<TemplateField, string>>;
 
@@ -161,11 +166,11 @@ class RenderBudgetExceeded extends Error {
 interface Tracking {
   steps: number;
   missing: string | undefined;
+  /** The variable last read, when it is not an object: a name looked up in it next fails. */
+  scalar: { readonly pointer: string; readonly is: string } | undefined;
   /** Pointers already reported missing: they read as empty so the next rendering finds the next one. */
   readonly filled: Set<string>;
 }
-
-const escapeSegment = (segment: string): string => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /**
  * What a variable already reported missing reads as while rendering again for the next one: empty
@@ -189,13 +194,13 @@ function watch(value: object, pointer: string, tracking: Tracking): object {
     has(target, key) {
       if (typeof key !== 'string') return false;
       if (Object.hasOwn(target, key)) return true;
-      const at = `${pointer}/${escapeSegment(key)}`;
+      const at = `${pointer}/${escapePointer(key)}`;
       if (tracking.filled.has(at)) return true;
       tracking.missing = at;
       return false;
     },
     getOwnPropertyDescriptor(target, key) {
-      if (typeof key === 'string' && !Object.hasOwn(target, key) && tracking.filled.has(`${pointer}/${escapeSegment(key)}`)) {
+      if (typeof key === 'string' && !Object.hasOwn(target, key) && tracking.filled.has(`${pointer}/${escapePointer(key)}`)) {
         return { value: FILLER, writable: false, enumerable: false, configurable: true };
       }
       return Reflect.getOwnPropertyDescriptor(target, key);
@@ -203,7 +208,7 @@ function watch(value: object, pointer: string, tracking: Tracking): object {
     get(target, key) {
       if (++tracking.steps > TEMPLATE_LIMITS.renderSteps) throw new RenderBudgetExceeded();
       if (typeof key === 'string' && !Object.hasOwn(target, key)) {
-        const at = `${pointer}/${escapeSegment(key)}`;
+        const at = `${pointer}/${escapePointer(key)}`;
         if (tracking.filled.has(at)) return FILLER;
         // Strict mode checks only a path's last name (`in`, the `has` trap above); a name before
         // it is read plainly, and the lookup after it fails on undefined: this miss is the cause.
@@ -211,8 +216,12 @@ function watch(value: object, pointer: string, tracking: Tracking): object {
         if (!(key in target)) tracking.missing = at;
       }
       if (typeof key !== 'string' || !Object.hasOwn(target, key)) return Reflect.get(target, key);
+      // A name that is there: a miss seen before it (a non-strict read, {{#if b}}) threw nothing.
+      tracking.missing = undefined;
       const found: unknown = Reflect.get(target, key);
-      return typeof found === 'object' && found !== null ? watch(found, `${pointer}/${escapeSegment(key)}`, tracking) : found;
+      const at = `${pointer}/${escapePointer(key)}`;
+      tracking.scalar = typeof found === 'object' && found !== null ? undefined : { pointer: at, is: found === null ? 'null' : typeof found };
+      return typeof found === 'object' && found !== null ? watch(found, at, tracking) : found;
     },
   });
 }
@@ -225,7 +234,7 @@ const MAX_MISSING = 20;
  * `MAX_MISSING`) by rendering again with the ones found so far read as empty.
  */
 export function renderTemplate(compiled: Compiled, variables: Readonly<Record<string, unknown>>): { readonly rendered: Rendered; readonly problems: RenderProblem[] } {
-  const tracking: Tracking = { steps: 0, missing: undefined, filled: new Set() };
+  const tracking: Tracking = { steps: 0, missing: undefined, scalar: undefined, filled: new Set() };
   const problems: RenderProblem[] = [];
   const rendered: Rendered = {};
   for (const field of TEMPLATE_FIELDS) {
@@ -233,6 +242,7 @@ export function renderTemplate(compiled: Compiled, variables: Readonly<Record<st
     if (!template) continue;
     for (;;) {
       tracking.missing = undefined;
+      tracking.scalar = undefined;
       try {
         rendered[field] = template(watch(variables, '', tracking), { allowProtoPropertiesByDefault: false, allowProtoMethodsByDefault: false });
         break;
@@ -242,8 +252,15 @@ export function renderTemplate(compiled: Compiled, variables: Readonly<Record<st
           return { rendered, problems };
         }
         const missing = tracking.missing;
+        // Set by the proxy during the call (control flow cannot see that).
+        const scalar = tracking.scalar as Tracking['scalar'];
         // A lookup of a missing name is the only thing strict mode throws right after the proxy saw
-        // it fail (building its message can itself throw, on an object without a prototype).
+        // it fail (building its message can itself throw, on an object without a prototype); and a
+        // name looked up in a string, number or null right after reading it is the other.
+        if (missing === undefined && scalar !== undefined) {
+          problems.push({ kind: 'notObject', ...scalar });
+          break;
+        }
         if (missing === undefined) {
           problems.push({ kind: 'field', field, detail: `could not be rendered: ${((error as Error).message ?? '').split('\n')[0]?.slice(0, 200)}` });
           break;

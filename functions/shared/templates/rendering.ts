@@ -74,11 +74,16 @@ export function renderWith(
   base: string,
 ): RenderResult {
   const { rendered, problems: found } = renderTemplate(compiledFor(compileTemplate, organizationId, version), variables);
-  const problems: FieldProblem[] = found.map((problem) =>
-    problem.kind === 'missing'
-      ? { pointer: `${base}/Variables${problem.pointer}`, detail: `the template uses this variable, and Variables does not give it` }
-      : { pointer: base, detail: `${problem.field} of template "${version.Name}" version ${version.Version}: ${problem.detail}` },
-  );
+  const problems: FieldProblem[] = found.map((problem) => {
+    switch (problem.kind) {
+      case 'missing':
+        return { pointer: `${base}/Variables${problem.pointer}`, detail: 'the template uses this variable, and Variables does not give it' };
+      case 'notObject':
+        return { pointer: `${base}/Variables${problem.pointer}`, detail: `the template reads names inside this variable ({{${problem.pointer.slice(1).replace(/\//g, '.')}.…}}), so it must be an object; it is ${problem.is === 'null' ? 'null' : `a ${problem.is}`}` };
+      default:
+        return { pointer: base, detail: `${problem.field} of template "${version.Name}" version ${version.Version}: ${problem.detail}` };
+    }
+  });
   if (problems.length > 0) return { problems };
   problems.push(...renderedRules(rendered, version, base));
   if (problems.length > 0) return { problems };
