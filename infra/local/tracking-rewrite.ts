@@ -2,8 +2,8 @@
  * What Amazon SES does to the HTML of a message sent through a configuration set with open or
  * click tracking, played by the local SES front (CONTRACT section 17, items 2 and 5):
  *
- * - opens: a 1x1 image whose URL is the open pixel, before the last `</body>` (at the end when
- *   there is none);
+ * - opens: a 1x1 image whose URL is the open pixel, before the last `</body>` outside a comment
+ *   (at the end when there is none);
  * - clicks: the `href` of each `<a>` and `<area>` tag whose URL is `http:` or `https:` becomes a
  *   tracking URL; `mailto:`, `tel:`, `#anchors` and any other scheme stay as they are, and so does
  *   a link carrying SES's `ses:no-track` attribute;
@@ -46,7 +46,8 @@ const LINK_TAG = /<(?:a|area)(?=[\s/>])[^<>"']*(?:(?:"[^"]*"|'[^']*')[^<>"']*)*>
 const ATTRIBUTE = /(\s+)([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g;
 const TRACKABLE = /^https?:\/\//i;
 const NO_TRACK = 'ses:no-track';
-const BODY_END = /<\/body\s*>/gi;
+/** A comment (to its end, or to the end of the text when unclosed), or a `</body>` tag outside one. */
+const BODY_END = /<!--[\s\S]*?(?:-->|$)|<\/body\s*>/gi;
 
 const NAMED: Record<string, string> = { amp: '&', quot: '"', apos: "'", lt: '<', gt: '>' };
 /** A character reference other than a lower-case `&amp;`. */
@@ -98,7 +99,8 @@ function rewriteLinks(html: string, urls: TrackingUrls | undefined, links: strin
 function addPixel(html: string, url: string): string {
   let at = -1;
   BODY_END.lastIndex = 0;
-  for (let match = BODY_END.exec(html); match; match = BODY_END.exec(html)) at = match.index;
+  // A `</body>` inside a comment is text, not the end of the body: a pixel there would never load.
+  for (let match = BODY_END.exec(html); match; match = BODY_END.exec(html)) if (!match[0].startsWith('<!--')) at = match.index;
   const pixel = pixelTag(url);
   return at === -1 ? html + pixel : html.slice(0, at) + pixel + html.slice(at);
 }

@@ -99,6 +99,14 @@ describe('rewriteHtml (the local SES front playing open and click tracking)', ()
     );
   });
 
+  it('puts the pixel where it loads: not before a </body> inside a comment', () => {
+    const pixel = pixelTag(URLS.open);
+    expect(rewrite('<html><body>Hi</BODY></html><!-- trailing </body> -->', OPENS).html).toBe(`<html><body>Hi${pixel}</BODY></html><!-- trailing </body> -->`);
+    expect(rewrite('<body>Hi<!-- </body> --></body>', OPENS).html).toBe(`<body>Hi<!-- </body> -->${pixel}</body>`);
+    // Only comments that hide it: none anywhere, or an unclosed one, puts it at the end.
+    expect(rewrite('<p>Hi</p><!-- </body>', OPENS).html).toBe(`<p>Hi</p><!-- </body>${pixel}`);
+  });
+
   it('rewrites a realistic message as SES does', () => {
     const html = [
       '<html><body>',
