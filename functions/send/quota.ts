@@ -47,6 +47,17 @@ export async function takeDailyQuota(messages: readonly ValidMessage[], organiza
   };
 }
 
+/**
+ * Where the quota stands, taking nothing: a test-mode send counts towards no quota, and its answer
+ * still carries the RateLimit fields, as every send answer does while there is a quota.
+ */
+export async function readDailyQuota(organization: OrganizationAccess, usage: DailyUsage, now: number): Promise<DailyQuota | undefined> {
+  const limit = organization.limits?.daily;
+  if (limit === undefined) return undefined;
+  const day = utcDay(now);
+  return { limit, day, resetAt: nextUtcMidnight(now), used: await usage.used(organization.organizationId, day), taken: new Map(), refused: new Map() };
+}
+
 /** Gives back what was taken for messages that were not sent; updates `quota.used`. */
 export async function settleDailyQuota(quota: DailyQuota, organizationId: string, results: readonly MessageResult[], usage: DailyUsage): Promise<void> {
   let unsent = 0;

@@ -19,7 +19,7 @@ import { recordResults, timedMailer } from './metrics';
 import { decideOutcome } from './outcome';
 import type { Pacer } from './pacing';
 import type { DailyQuota } from './quota';
-import { rateLimitHeaders, settleDailyQuota, takeDailyQuota } from './quota';
+import { rateLimitHeaders, readDailyQuota, settleDailyQuota, takeDailyQuota } from './quota';
 import { isScheduled } from './send-at';
 import type { SchedulingDependencies } from '../shared/schedules/dependencies';
 import { scheduleMessages } from './scheduling';
@@ -224,8 +224,8 @@ async function deliverTest(
   messages: readonly ValidMessage[],
   organization: OrganizationAccess,
   options: Pick<SendOptions, 'deadline' | 'beforeSend' | 'onResult'>,
-  deps: Pick<SendDependencies, 'config' | 'testMailer' | 'metrics' | 'now'>,
-): Promise<{ readonly results: ReadonlyMap<number, MessageResult>; readonly retryAt: undefined; readonly quota: undefined }> {
+  deps: Pick<SendDependencies, 'config' | 'testMailer' | 'metrics' | 'now' | 'dailyUsage'>,
+): Promise<{ readonly results: ReadonlyMap<number, MessageResult>; readonly retryAt: undefined; readonly quota: DailyQuota | undefined }> {
   const sending = await sendMessages(messages, {
     organizationId: organization.organizationId,
     sharer: { organizationId: organization.organizationId, weight: 1, rate: undefined },
@@ -234,7 +234,8 @@ async function deliverTest(
     now: deps.now,
     ...options,
   });
-  return { results: new Map(sending.results.map((result) => [result.Index, result] as const)), retryAt: undefined, quota: undefined };
+  const quota = await readDailyQuota(organization, deps.dailyUsage, deps.now());
+  return { results: new Map(sending.results.map((result) => [result.Index, result] as const)), retryAt: undefined, quota };
 }
 
 function replayed(response: StoredResponse, requestId: string, logger: Logger): APIGatewayProxyStructuredResultV2 {

@@ -80,6 +80,8 @@ describe('a test-mode key', () => {
     const bounced = await send(stack, testKey, messageBody(tenant.organizationId, { To: [SIM('bounce')] }));
     const second = await send(stack, testKey, messageBody(tenant.organizationId, { To: [SIM('bounce')] }));
     expect([bounced.status, second.status]).toEqual([200, 200]);
+    // Its answers still say where the quota stands (CONTRACT 11.2: every send answer, while there is one): untouched.
+    expect([second.headers.get('ratelimit-policy'), second.headers.get('ratelimit')]).toEqual(['"daily";q=1;w=86400', expect.stringMatching(/^"daily";r=1;t=\d+$/)]);
     const { MessageId } = ((await bounced.json()) as { Messages: { MessageId: string }[] }).Messages[0]!;
     expect((await settled({ MessageIds: [MessageId] }))[0]!.Status).toBe('Bounced');
 
