@@ -20,8 +20,11 @@ import type { DynamoDbAdminStore } from './admin-store';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** When a schedule cancelled here has its `email.cancelled` told. */
-export type NoticeAt = 'now' | 'send time';
+/**
+ * When a schedule cancelled here has its `email.cancelled` told: 'none' when its Organization's
+ * webhook is deleted with it (`org delete --force`), so there is nobody to tell.
+ */
+export type NoticeAt = 'now' | 'send time' | 'none';
 
 export interface AdminCancelling extends RetireDependencies {
   readonly noticeAt: NoticeAt;
@@ -71,8 +74,10 @@ export function adminCancelling(
 export function noticeReport(count: number, cancelling: AdminCancelling, local: boolean): { human: string; json: { noticeAt?: NoticeAt } } {
   if (count === 0) return { human: '', json: {} };
   const human =
-    cancelling.noticeAt === 'send time' && !local
-      ? `\nTheir email.cancelled webhooks go out at each message's send time; set WEBHOOK_QUEUE_URL and SCHEDULE_GROUP_NAME (stack outputs WebhookQueueUrl, ScheduleGroupName) to send them at once`
-      : '';
+    cancelling.noticeAt === 'none'
+      ? "\nNo email.cancelled webhook is sent for them: the Organization's webhook is deleted with it"
+      : cancelling.noticeAt === 'send time' && !local
+        ? `\nTheir email.cancelled webhooks go out at each message's send time; set WEBHOOK_QUEUE_URL and SCHEDULE_GROUP_NAME (stack outputs WebhookQueueUrl, ScheduleGroupName) to send them at once`
+        : '';
   return { human, json: { noticeAt: cancelling.noticeAt } };
 }

@@ -163,7 +163,10 @@ export class AdminDirectory {
       throw new RecordConflictError(`Organization ${id} still has ${blockers.join(', ')}; remove them first, or pass --force to remove them with it`);
     }
     const cancelled: string[] = [];
-    for (const head of (await this.cancelling.schedules.heads(pending)).values()) if (await cancelSchedule(head, this.cancelling)) cancelled.push(head.scheduleId);
+    // Told to nobody: the Organization's webhook goes with it below, so a notice queued now would
+    // find no webhook when delivered. (A timer still armed finds none at its time either.)
+    const untold = { ...this.cancelling, notices: undefined };
+    for (const head of (await this.cancelling.schedules.heads(pending)).values()) if (await cancelSchedule(head, untold)) cancelled.push(head.scheduleId);
     for (const member of members) await this.store.removeMember(id, member);
     await removeTenant?.(id);
     // Its own records; message statuses, Activity and daily counts expire on their own (TTL).

@@ -36,7 +36,7 @@ export function addFindCommands(groups: { readonly org: Command; readonly user: 
     const tenants = admin.tenants();
     const cancelling = admin.cancelling();
     const removed = await new AdminDirectory(store, cancelling).deleteOrganization(o.org!, Boolean(o.force), tenants && ((id) => tenants.remove(id)));
-    const notice = noticeReport(removed.cancelledSchedules.length, cancelling, admin.local);
+    const notice = noticeReport(removed.cancelledSchedules.length, { ...cancelling, noticeAt: 'none' }, admin.local);
     const also = [
       removed.members.length > 0 && `removed ${count(removed.members.length, 'member', 'members')}`,
       removed.cancelledSchedules.length > 0 && `cancelled ${count(removed.cancelledSchedules.length, 'scheduled message', 'scheduled messages')}`,

@@ -146,7 +146,7 @@ function findAndUndo(target: () => Target): void {
     expect((await json('org', 'show', '--org', org)).members).toEqual([member]);
 
     const forced = await json('org', 'delete', '--org', org, '--force');
-    expect(forced).toEqual({ id: org, deleted: true, members: [member], cancelledSchedules: [scheduleId], noticeAt: 'send time', senders: ['acme.example'], tenantDeleted: false });
+    expect(forced).toEqual({ id: org, deleted: true, members: [member], cancelledSchedules: [scheduleId], noticeAt: 'none', senders: ['acme.example'], tenantDeleted: false });
     expect((await run('org', 'show', '--org', org)).code).toBe(EXIT_CODES.notFound);
     const { Item } = await target().documents.send(new GetCommand({ TableName: target().tableName, Key: itemKey.schedule(scheduleId) }));
     expect(Item?.state).toBe('Cancelled');
