@@ -473,4 +473,11 @@ describe('routing (404, 405)', () => {
     }
     expect(await h.sentEmails()).toHaveLength(0);
   });
+
+  it('names in a 404 what is served near the path asked for, else the send path', async () => {
+    const detail = async (path: string) => (await h.invoke({ method: 'GET', path, headers: authorised(tenant) })).body.detail as string;
+    expect(await detail('/v1.2/templates/')).toBe('Nothing is served at /v1.2/templates/. Served nearby: GET /v1.2/templates; GET, PUT, DELETE /v1.2/templates/{Name}; POST /v1.2/templates/{Name}/render.');
+    expect(await detail('/v1.2/email/sned')).toBe('Nothing is served at /v1.2/email/sned. Served nearby: POST /v1.2/email/send; POST /v1.2/email/status; POST /v1.2/email/cancel.');
+    expect(await detail('/v1/send')).toBe('Nothing is served at /v1/send. Served nearby: POST /v1.2/email/send.');
+  });
 });

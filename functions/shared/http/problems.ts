@@ -193,7 +193,7 @@ export class UnsupportedMediaTypeProblem extends HttpProblem {
 export class NotFoundProblem extends HttpProblem {
   /** `served`: what is there instead, e.g. `POST /v1.2/email/send`. */
   constructor(path: string, served: string, options?: ErrorOptions) {
-    super(404, 'not-found', 'Not found', { ...options, detail: `Nothing is served at ${path}; the API is ${served}.` });
+    super(404, 'not-found', 'Not found', { ...options, detail: `Nothing is served at ${path}. Served nearby: ${served}.` });
     this.name = 'NotFoundProblem';
   }
 }
