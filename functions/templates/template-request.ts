@@ -80,7 +80,7 @@ export async function handleTemplateRequest(input: TemplateInput, deps: Template
     return json(201, { Name: saved.Name, Version: saved.Version, CreatedAt: saved.CreatedAt }, requestId);
   }
 
-  const { organizationId, name, version } = validateQuery(input.query, input.name, true);
+  const { organizationId, name, version } = validateQuery(input.query, input.name, true, input.method !== 'DELETE');
   await member(organizationId);
   if (input.method === 'DELETE') {
     if (!(await deps.templates.remove(organizationId, name))) throw new TemplateNotFoundProblem(name);

@@ -26,14 +26,19 @@ export function validateName(name: string | undefined, problems: ProblemList): s
   return undefined;
 }
 
-/** `organizationId` (or `OrganizationId`) from the query string of a GET or DELETE, and `version`. */
-export function validateQuery(query: Readonly<Record<string, string | undefined>> | undefined, name: string | undefined, withName: boolean) {
+/**
+ * `organizationId` (or `OrganizationId`) from the query string of a GET or DELETE, and `version`
+ * where one is read (`versioned`): a DELETE removes every version, so a `version` there is refused
+ * rather than ignored, which would delete what the caller meant to keep.
+ */
+export function validateQuery(query: Readonly<Record<string, string | undefined>> | undefined, name: string | undefined, withName: boolean, versioned = true) {
   const problems = new ProblemList();
   const validName = withName ? validateName(name, problems) : undefined;
   const organizationId = query?.organizationId ?? query?.OrganizationId;
   if (organizationId === undefined) problems.add('/organizationId', 'required in the query string: the UUID of the Organization');
   else if (!isCanonicalUuid(organizationId)) problems.add('/organizationId', 'must be a UUID in 8-4-4-4-12 hex form');
-  const version = readVersion(query?.version, '/version', problems, true);
+  const version = versioned ? readVersion(query?.version, '/version', problems, true) : undefined;
+  if (!versioned && query?.version !== undefined) problems.add('/version', 'not accepted here: DELETE removes every version of the template, and a single version cannot be deleted');
   if (problems.count > 0 || organizationId === undefined) fail(problems);
   return { organizationId: organizationId.toLowerCase(), name: validName as string, version };
 }

@@ -64,6 +64,10 @@ describe('template versions', () => {
     const list = (await (await call('GET', `/v1.2/templates?organizationId=${tenant.organizationId}`, tenant)).json()) as { Templates: Record<string, any>[] };
     expect(list.Templates).toContainEqual({ Name: name, LatestVersion: 2, UpdatedAt: expect.any(String) });
 
+    // A DELETE removes every version: asked for one, it refuses rather than delete them all.
+    const one = await expectProblem(await call('DELETE', `/v1.2/templates/${name}?organizationId=${tenant.organizationId}&version=1`, tenant), 400);
+    expect(one.errors).toEqual([{ pointer: '/version', detail: expect.stringContaining('DELETE removes every version') }]);
+    expect((await get(tenant, name, '&version=1')).status).toBe(200);
     const deleted = await call('DELETE', `/v1.2/templates/${name}?organizationId=${tenant.organizationId}`, tenant);
     expect(deleted.status).toBe(204);
     await expectProblem(await get(tenant, name), 404);
