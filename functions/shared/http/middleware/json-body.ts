@@ -75,7 +75,7 @@ function jsonShape(): middy.MiddlewareObj<JsonEvent> {
     const text = event.rawBody ?? '';
     // Checked on valid JSON only, and before the duplicate-key scan, whose cost grows with depth.
     if (exceedsNesting(text, MAX_NESTING_DEPTH)) {
-      throw new MalformedJsonProblem(`The request body is nested deeper than ${MAX_NESTING_DEPTH} levels; a valid request has at most 5.`);
+      throw new MalformedJsonProblem(`The request body is nested deeper than ${MAX_NESTING_DEPTH} levels, the most any request may use (a written message needs 5; a template's Variables may use the rest).`);
     }
     const duplicates = duplicateKeyPointers(text, MAX_LISTED_PROBLEMS);
     if (duplicates.total > 0) {
