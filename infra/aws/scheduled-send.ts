@@ -45,6 +45,9 @@ const FIRE_ATTEMPTS = 10;
 /** Scheduled messages fired at once at most: they queue behind each other beyond it (SES's rate is the real limit, and pacing spends it). */
 const FIRE_MAX_CONCURRENCY = 20;
 
+/** The scheduled-send function's service name: it sends as the send function does, so it may pause an Organization too. */
+export const SCHEDULED_SERVICE_NAME = 'email-send-api-scheduled';
+
 export interface ScheduledSend {
   readonly fire: ServiceFunction;
   readonly cancel: ServiceFunction;
@@ -126,7 +129,7 @@ export function addScheduledSend(stack: Stack, table: Table, configurationSets: 
   const fire = addServiceFunction(stack, 'ScheduledSendFunction', settings, {
     entry: SCHEDULED_ENTRY,
     roleDescription: 'Scheduled-send function: read and move on scheduled messages, send them as the send function does, re-arm their timers, queue their webhooks, write its own logs',
-    serviceName: 'email-send-api-scheduled',
+    serviceName: SCHEDULED_SERVICE_NAME,
     description: 'Scheduled messages at their time: re-check, then send through the send pipeline',
     timeout: FIRE_TIMEOUT,
     memorySize: settings.functionMemoryMb,

@@ -28,7 +28,7 @@ import { acknowledgeNagFindings } from './nag';
 import { addOperatorPolicy } from './operator';
 import { addReputation } from './reputation';
 import type { ScheduledSend } from './scheduled-send';
-import { addScheduledSend } from './scheduled-send';
+import { SCHEDULED_SERVICE_NAME, addScheduledSend } from './scheduled-send';
 import { SERVICE_NAME, addSendFunction } from './send-function';
 import { allowTestModeEvents } from './test-mode';
 import { readSettings } from './settings';
@@ -84,7 +84,9 @@ export class EmailSendApiStack extends Stack {
     const templates = addTemplates(this, this.table, api, settings);
     this.templatesFunction = templates.function.fn;
     const operator = addOperatorPolicy(this, this.scheduledSend, this.lifecycle.webhookQueue);
-    const reputation = addReputation(this, configurationSets, settings, [SERVICE_NAME, EVENTS_SERVICE_NAME]);
+    // Every function that may pause an Organization: the events function for its rates, the send and
+    // scheduled-send functions when SES refuses a send for the Organization's paused tenant.
+    const reputation = addReputation(this, configurationSets, settings, [SERVICE_NAME, EVENTS_SERVICE_NAME, SCHEDULED_SERVICE_NAME]);
     addAlarms(this, api, send.fn, settings, [...this.lifecycle.alarms, ...this.scheduledSend.alarms, reputation.alarm]);
     const signIn = addSignIn(this, api, settings);
     const settingsParts = addSettings(this, this.table, api, settings, signIn, this.lifecycle.webhookKey, this.scheduledSend.cancelling);

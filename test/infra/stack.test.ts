@@ -373,15 +373,16 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
       }
     });
 
-    it('fires when the events function or the send function pauses an Organization (their OrganizationsPaused metric)', () => {
+    it('fires when the events, send or scheduled-send function pauses an Organization (their OrganizationsPaused metric)', () => {
       const paused = alarms.find((a) => metricNames(a).includes('OrganizationsPaused'));
       expect(paused).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', EvaluationPeriods: 1 });
       const services = (paused!.Metrics as Record<string, any>[]).flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
       expect(services).toEqual([
         { Namespace: 'EmailSendApi', MetricName: 'OrganizationsPaused', Dimensions: [{ Name: 'service', Value: 'email-send-api' }] },
         { Namespace: 'EmailSendApi', MetricName: 'OrganizationsPaused', Dimensions: [{ Name: 'service', Value: 'email-send-api-events' }] },
+        { Namespace: 'EmailSendApi', MetricName: 'OrganizationsPaused', Dimensions: [{ Name: 'service', Value: 'email-send-api-scheduled' }] },
       ]);
-      expect(paused!.Metrics).toEqual(expect.arrayContaining([expect.objectContaining({ Expression: 'p0 + p1', ReturnData: true })]));
+      expect(paused!.Metrics).toEqual(expect.arrayContaining([expect.objectContaining({ Expression: 'p0 + p1 + p2', ReturnData: true })]));
     });
 
     it('computes the 5xx rate as a percentage of requests on this API', () => {
