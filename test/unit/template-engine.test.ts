@@ -81,6 +81,17 @@ describe('the engine against reference Handlebars', () => {
     expect(renderTemplate(compileTemplate({ Subject: '{{order.lines.0.qty}}' }), { order: { lines: [3] } }).problems).toEqual([{ kind: 'notObject', pointer: '/order/lines/0', is: 'number' }]);
   });
 
+  it('refuses at save a "../" that climbs above the variables, which could never render, and takes one out of an {{#each}}', () => {
+    const climbs = (source: string) => checkTemplate({ Subject: 's', TextContent: source }).map((problem) => problem.detail);
+    for (const source of ['{{../x}}', '{{#if a}}{{../x}}{{/if}}', '{{#each a}}{{../../x}}{{/each}}', '{{#each a}}-{{else}}{{../x}}{{/each}}']) {
+      expect(climbs(source)).toEqual([expect.stringContaining('climbs above the variables')]);
+    }
+    for (const source of ['{{#each a}}{{../x}}{{/each}}', '{{#each a}}{{#if b}}{{../x}}{{/if}}{{/each}}', '{{#each a}}{{#each b}}{{../../x}}{{/each}}{{/each}}']) {
+      expect(climbs(source)).toEqual([]);
+      expect(renderTemplate(compileTemplate({ Subject: 's', TextContent: source }), { a: [{ b: [1] }], x: 'X' })).toEqual({ rendered: { Subject: 's', TextContent: 'X' }, problems: [] });
+    }
+  });
+
   it('lets a condition or a list be absent, as Handlebars does, and reads no inherited property', () => {
     const compiled = compileTemplate({ Subject: 'x', TextContent: '{{#if a}}A{{else}}no a{{/if}}{{#each b}}B{{/each}}{{#unless c}}no c{{/unless}}' });
     expect(renderTemplate(compiled, {})).toEqual({ rendered: { Subject: 'x', TextContent: 'no ano c' }, problems: [] });

@@ -25,7 +25,7 @@ import type { TemplateContent, TemplateField } from './template-rules';
 import { TEMPLATE_FIELDS, TEMPLATE_LIMITS } from './template-rules';
 
 type Node = { readonly type: string; readonly loc?: { readonly start: { readonly line: number } } } & Record<string, unknown>;
-type Path = Node & { readonly original: string; readonly parts: readonly string[]; readonly data: boolean; readonly head?: unknown };
+type Path = Node & { readonly original: string; readonly parts: readonly string[]; readonly data: boolean; readonly depth?: number; readonly head?: unknown };
 
 /** A problem in one field of a template's source, at a line. */
 export interface SourceProblem {
@@ -56,6 +56,8 @@ const COMPILE_OPTIONS = { strict: true, knownHelpersOnly: true, knownHelpers: { 
 
 class SubsetWalker {
   readonly problems: SourceProblem[] = [];
+  /** How many `{{#each}}` bodies enclose the node: how far `../` may climb (`{{#if}}` and `{{#unless}}` keep the context). */
+  private eachDepth = 0;
   constructor(private readonly field: TemplateField) {}
 
   private refuse(node: Node, detail: string): void {
@@ -73,6 +75,7 @@ class SubsetWalker {
     }
     const named = path.parts.find((part) => PROTOTYPE_NAMES.has(part));
     if (named !== undefined) this.refuse(node, `"${named}" names a built-in property, not a variable`);
+    if ((path.depth ?? 0) > this.eachDepth) this.refuse(node, `"${path.original}" climbs above the variables with "../": it may go up only out of an enclosing {{#each}}`);
   }
 
   walk(node: Node | undefined): void {
@@ -101,7 +104,11 @@ class SubsetWalker {
         }
         if (params.length !== 1 || node.hash) this.refuse(node, `{{#${path.original}}} takes exactly one variable`);
         else this.path(params[0] as Node, `the argument of {{#${path.original}}}`);
+        // The body of an {{#each}} runs in each item's context, one level down; its {{else}} does not.
+        const down = path.original === 'each' ? 1 : 0;
+        this.eachDepth += down;
         this.walk(node.program as Node | undefined);
+        this.eachDepth -= down;
         this.walk(node.inverse as Node | undefined);
         return;
       }
@@ -226,6 +233,9 @@ function watch(value: object, pointer: string, tracking: Tracking): object {
   });
 }
 
+/** What strict mode throws for a name looked up in a scalar: its own words for null and undefined, JavaScript's for a string or number. */
+const LOOKUP_IN_SCALAR = /not defined in null|Cannot use 'in' operator/;
+
 /** Missing variables are reported up to this many per message; a template rarely lacks more. */
 const MAX_MISSING = 20;
 
@@ -257,7 +267,7 @@ export function renderTemplate(compiled: Compiled, variables: Readonly<Record<st
         // A lookup of a missing name is the only thing strict mode throws right after the proxy saw
         // it fail (building its message can itself throw, on an object without a prototype); and a
         // name looked up in a string, number or null right after reading it is the other.
-        if (missing === undefined && scalar !== undefined) {
+        if (missing === undefined && scalar !== undefined && LOOKUP_IN_SCALAR.test((error as Error).message ?? '')) {
           problems.push({ kind: 'notObject', ...scalar });
           break;
         }
