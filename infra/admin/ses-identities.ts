@@ -17,6 +17,7 @@ import {
 } from '@aws-sdk/client-sesv2';
 import type { SESv2Client } from '@aws-sdk/client-sesv2';
 import { InvalidArgumentError } from '../../functions/shared/store/records';
+import { toAsciiDomain } from '../../functions/shared/domain/email-address';
 
 /** One DNS record to publish for an identity. */
 export interface DnsRecord {
@@ -57,7 +58,8 @@ const NOT_FOUND: Omit<IdentityStatus, 'identity'> = { verified: false, verificat
 /** A MAIL FROM domain must be a subdomain of the identity's domain (SES's rule). */
 function checkMailFrom(identity: string, mailFrom: string | undefined): string | undefined {
   if (mailFrom === undefined) return undefined;
-  const domain = mailFrom.trim().toLowerCase().replace(/\.$/, '');
+  // An internationalised name becomes Punycode, as the identity's own domain did.
+  const domain = toAsciiDomain(mailFrom.trim().replace(/\.$/, '')) ?? mailFrom.trim().toLowerCase();
   if (!isDomain(identity)) throw new InvalidArgumentError('--mail-from goes with --domain: a MAIL FROM domain belongs to a domain identity');
   if (!domain.endsWith(`.${identity}`) || !/^[a-z0-9.-]+$/.test(domain)) throw new InvalidArgumentError(`--mail-from must be a subdomain of ${identity}, such as bounce.${identity}; got "${mailFrom}"`);
   return domain;

@@ -50,6 +50,13 @@ describe('SesIdentities (AWS)', () => {
     });
   });
 
+  it('writes an internationalised MAIL FROM domain in Punycode, as the identity\'s own', async () => {
+    ses.on(GetEmailIdentityCommand).rejectsOnce(new NotFoundException({ message: 'none', $metadata: {} })).resolves(PENDING);
+    const added = await identities().ensure('xn--bcher-kva.example', 'bounce.bücher.example');
+    expect(ses.commandCalls(PutEmailIdentityMailFromAttributesCommand).map((c) => c.args[0].input.MailFromDomain)).toEqual(['bounce.xn--bcher-kva.example']);
+    expect(added.records.filter((record) => record.type !== 'CNAME').map((record) => record.name)).toEqual(['bounce.xn--bcher-kva.example', 'bounce.xn--bcher-kva.example']);
+  });
+
   it('leaves an existing identity as it is, and reports its status', async () => {
     ses.on(GetEmailIdentityCommand).resolves({ ...PENDING, VerifiedForSendingStatus: true, VerificationStatus: 'SUCCESS', DkimAttributes: { Status: 'SUCCESS', Tokens: ['aaa'] } });
     expect(await identities().ensure('example.com')).toMatchObject({ created: false, verified: true, verificationStatus: 'SUCCESS', dkimStatus: 'SUCCESS' });
