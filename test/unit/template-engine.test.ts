@@ -92,6 +92,13 @@ describe('the engine against reference Handlebars', () => {
     }
   });
 
+  it('reads a list\'s length, its own property, and reports it missing on an object that does not give it', () => {
+    const compiled = compileTemplate({ Subject: '{{items.length}} items' });
+    expect(checkTemplate({ Subject: '{{items.length}} items' })).toEqual([]);
+    expect(renderTemplate(compiled, { items: ['a', 'b', 'c'] })).toEqual({ rendered: { Subject: '3 items' }, problems: [] });
+    expect(renderTemplate(compiled, { items: {} }).problems).toEqual([{ kind: 'missing', pointer: '/items/length' }]);
+  });
+
   it('lets a condition or a list be absent, as Handlebars does, and reads no inherited property', () => {
     const compiled = compileTemplate({ Subject: 'x', TextContent: '{{#if a}}A{{else}}no a{{/if}}{{#each b}}B{{/each}}{{#unless c}}no c{{/unless}}' });
     expect(renderTemplate(compiled, {})).toEqual({ rendered: { Subject: 'x', TextContent: 'no ano c' }, problems: [] });

@@ -47,7 +47,11 @@ const BLOCK_HELPERS = new Set(['if', 'unless', 'each']);
 const DATA_VARIABLES = new Set(['index', 'key', 'first', 'last', 'root']);
 /** Names Handlebars knows as helpers: as a bare `{{name}}` they would call it, not read a variable. */
 const HELPER_NAMES = new Set([...BLOCK_HELPERS, 'with', 'lookup', 'log', 'helperMissing', 'blockHelperMissing']);
-const PROTOTYPE_NAMES = new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Array.prototype), '__proto__', 'prototype']);
+/**
+ * Names of built-in properties, refused as variable names. Not `length`: a list's own property
+ * (`{{items.length}}`), read as any variable is, and missing on an object that does not give it.
+ */
+const PROTOTYPE_NAMES = new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Array.prototype), '__proto__', 'prototype'].filter((name) => name !== 'length'));
 
 // A private environment: nothing registered elsewhere in the process can reach these templates.
 const engine = Handlebars.create();
