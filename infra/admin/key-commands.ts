@@ -69,7 +69,7 @@ export function addKeyCommands(program: Command, leaf: Leaf): void {
       const schedules = keep ? `${moved.kept} scheduled message(s) kept on the new key` : `${moved.cancelled} scheduled message(s) of the old key cancelled`;
       const notice = noticeReport(moved.cancelled, cancelling, admin.local);
       return {
-        human: `New API key for user ${issued.userId}, the old one no longer works; ${schedules} (shown only this once, store it now): ${issued.key}${notice.human}`,
+        human: `New API key for user ${issued.userId}, the old one stops working within AUTH_CACHE_SECONDS; ${schedules} (shown only this once, store it now): ${issued.key}${notice.human}`,
         json: { key: issued.key, ...notice.json },
       };
     })

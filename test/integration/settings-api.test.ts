@@ -145,6 +145,15 @@ describe('the settings API: scopes, senders and expiry of the user\'s own key', 
     expect(((await refused.json()) as { errors: { pointer: string }[] }).errors.map((error) => error.pointer)).toEqual([pointer]);
     expect(((await (await call('GET', '/v1.2/me', token)).json()) as { ApiKey: unknown }).ApiKey).toBeNull();
   });
+
+  it('names the lists as JSON arrays, not as the CLI\'s comma-separated text', async () => {
+    const token = await tokenFor((await user({ organizations: ['Acme'] })).email);
+    const refused = await post('/v1.2/me/api-key', token, { Scopes: [], Senders: ['example.com', ''] });
+    expect(((await refused.json()) as { errors: unknown[] }).errors).toEqual([
+      { pointer: '/Scopes', detail: 'scopes must be a list of one or more of send, status, cancel, templates with no empty entry' },
+      { pointer: '/Senders', detail: 'senders must be a list of one or more of domains and addresses with no empty entry' },
+    ]);
+  });
 });
 
 describe('the settings API for a signed-in user', () => {

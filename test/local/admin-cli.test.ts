@@ -176,7 +176,7 @@ describe('key generate / rotate / show / revoke', () => {
     const newKey = /(tme_[0-9A-Za-z]{49})\n$/.exec(rotated.stdout)?.[1];
     expect(newKey).toBeDefined();
     expect(newKey).not.toBe(key);
-    expect(rotated.stdout).toMatch(/^New API key for user .* the old one no longer works/);
+    expect(rotated.stdout).toMatch(/^New API key for user .* the old one stops working within AUTH_CACHE_SECONDS/);
     expect(JSON.parse((await step('key', 'show', '--user', user, '--json')).stdout).masked).toBe(`tme_…${newKey!.slice(-4)}`);
 
     expect(await step('key', 'revoke', '--user', user, '--json')).toMatchObject({ code: 0, stdout: `${JSON.stringify({ userId: user, revoked: true, cancelledSchedules: 0 })}\n` });
