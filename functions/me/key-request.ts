@@ -5,7 +5,7 @@
  * before. A bad value is a 400 naming the field, and nothing changes.
  */
 import type { KeyPolicy } from '../shared/domain/key-policy';
-import { KeyPolicyError, parseExpiresIn, parseScopes, parseSenders } from '../shared/domain/key-policy';
+import { KeyPolicyError, keepSchedulesRefusal, parseExpiresIn, parseScopes, parseSenders } from '../shared/domain/key-policy';
 import type { FieldProblem } from '../shared/http/problems';
 import { MalformedJsonProblem, ValidationProblem } from '../shared/http/problems';
 import type { KeyOptions } from '../shared/store/dynamodb-key-store';
@@ -62,7 +62,8 @@ export function readKeyRequest(body: string | undefined, isBase64: boolean | und
     return value;
   });
   // Live-only: the old key's scheduled messages are live mail, which a test key never sends.
-  if (test === true && keepSchedules === true) problems.push({ pointer: '/KeepSchedules', detail: 'cannot go with "Test": true: the old key\'s scheduled messages are live mail, and a test key sends none' });
+  const refusal = keepSchedules === true ? keepSchedulesRefusal(test === true, { ...(scopes && { scopes }) }) : undefined;
+  if (refusal) problems.push({ pointer: '/KeepSchedules', detail: `cannot go with ${test === true ? '"Test": true' : 'Scopes without "send"'}: ${refusal}` });
   if (problems.length > 0) throw new ValidationProblem(problems);
   return { policy: { ...(scopes && { scopes }), ...(senders && { senders }), ...(expiresAt && { expiresAt }) }, test: test === true, keepSchedules: keepSchedules === true };
 }

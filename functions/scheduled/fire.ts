@@ -21,7 +21,7 @@
  *    dropped, until `MAX_WAIT_MS` after its `SendAt` (then it is `Failed`, and told).
  */
 import type { KeyPolicy } from '../shared/domain/key-policy';
-import { isExpired } from '../shared/domain/key-policy';
+import { allowsScope, isExpired } from '../shared/domain/key-policy';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { authoriseOrganization } from '../shared/auth/caller';
@@ -170,8 +170,9 @@ async function authorise(head: ScheduleHead, message: ValidMessage, deps: SendDe
   let policy: KeyPolicy = {};
   if (head.keyHash !== undefined) {
     const { key } = await deps.access.lookup(head.keyHash, undefined);
-    // Revoked, rotated away, or expired by now (docs/keys.md): the schedule died with its key.
-    if (key?.userId !== head.userId || isExpired(key.policy, now)) return { keyGone: true };
+    // Revoked, rotated away, or expired by now (docs/keys.md): the schedule died with its key. So
+    // it did if its key may no longer send (a rotate refuses to keep schedules on such a key).
+    if (key?.userId !== head.userId || isExpired(key.policy, now) || !allowsScope(key.policy, 'send')) return { keyGone: true };
     policy = key.policy;
   }
   try {

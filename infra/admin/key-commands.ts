@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import type { KeyPolicy } from '../../functions/shared/domain/key-policy';
-import { KEY_SCOPES, KeyPolicyError, parseExpiresIn, parseScopes, parseSenders } from '../../functions/shared/domain/key-policy';
+import { KEY_SCOPES, KeyPolicyError, keepSchedulesRefusal, parseExpiresIn, parseScopes, parseSenders } from '../../functions/shared/domain/key-policy';
 import type { KeyOptions } from '../../functions/shared/store/dynamodb-key-store';
 import type { KeySummary } from '../../functions/shared/store/records';
 import { hashApiKey } from '../../functions/shared/domain/api-keys';
@@ -27,8 +27,8 @@ export function keyOptionsFrom(options: Options, now: number): KeyOptions {
     ...(senders !== undefined && { senders: parseSenders(senders) }),
     ...(expiresIn !== undefined && { expiresAt: parseExpiresIn(expiresIn, now) }),
   };
-  // Live-only: the old key's scheduled messages are live mail, which a test key never sends.
-  if (options.test === true && options.keepSchedules === true) throw new KeyPolicyError('--test and --keep-schedules cannot go together: the old key\'s scheduled messages are live mail, and a test key sends none');
+  const refusal = options.keepSchedules === true ? keepSchedulesRefusal(options.test === true, policy) : undefined;
+  if (refusal) throw new KeyPolicyError(`--keep-schedules cannot go with ${options.test === true ? '--test' : `--scopes ${scopes ?? ''}`}: ${refusal}`);
   return { policy, test: options.test === true };
 }
 

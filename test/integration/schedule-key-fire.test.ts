@@ -7,12 +7,14 @@
  * Organization's bound is given back when it is sent, as when it is cancelled.
  */
 import { randomUUID } from 'node:crypto';
+import { hashApiKey } from '../../functions/shared/domain/api-keys';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { FireDependencies } from '../../functions/scheduled/fire';
 import { fireSchedule } from '../../functions/scheduled/fire';
 import type { ScheduleTimer } from '../../functions/shared/schedules/timer';
 import { cancelSchedule } from '../../functions/shared/schedules/key-schedules';
+import { OrganizationSchedules } from '../../functions/shared/schedules/organization-schedules';
 import type { ScheduleEvent, ScheduleNotices } from '../../functions/shared/schedules/notices';
 import type { Harness, Tenant } from '../support/harness';
 import { authorised, message, sendBody, startHarness } from '../support/harness';
@@ -65,6 +67,18 @@ describe('at its time, a schedule is sent only while its key is current', () => 
     expect(await fire(second.ScheduleId!)).toEqual({ kind: 'done', state: 'Sent' });
     expect(await sent(old)).toHaveLength(0);
     expect(await sent(fresh)).toHaveLength(1);
+  });
+});
+
+describe('at its time, a schedule is sent only while its key may send', () => {
+  it('is Cancelled, never sent, when it was moved to a key without the send scope (a rotate refuses that; the firing checks too)', async () => {
+    const tenant = await harness.tenant();
+    const subject = `unscoped ${randomUUID()}`;
+    const { ScheduleId } = await schedule(tenant, subject);
+    const { key } = await harness.admin.rotateKey(tenant.userId, { policy: { scopes: ['status'] } });
+    expect(await new OrganizationSchedules(harness.admin.client, harness.admin.tableName).rekey(tenant.organizationId, ScheduleId!, hashApiKey(tenant.apiKey), hashApiKey(key))).toBe(true);
+    expect(await fire(ScheduleId!)).toEqual({ kind: 'done', state: 'Cancelled' });
+    expect(await sent(subject)).toHaveLength(0);
   });
 });
 

@@ -137,6 +137,7 @@ describe('the settings API: scopes, senders and expiry of the user\'s own key', 
     ['a negative expiry', { ExpiresIn: '-1d' }, '/ExpiresIn'],
     ['an unknown field', { Scope: ['send'] }, '/Scope'],
     ['test mode with the live-only KeepSchedules', { Test: true, KeepSchedules: true }, '/KeepSchedules'],
+    ['KeepSchedules on a key without the send scope', { Scopes: ['status'], KeepSchedules: true }, '/KeepSchedules'],
   ])('refuses %s with 400 naming the field, and changes nothing', async (_, body, pointer) => {
     const someone = await user({ organizations: ['Acme'] });
     const token = await tokenFor(someone.email);

@@ -104,7 +104,8 @@ describe('bad input changes nothing', () => {
     ['a sender outside the Organization\'s identities', ['--senders', 'other.example'], 'other.example is not a sender identity'],
     ['a zero expiry', ['--expires-in', '0d'], 'not a positive duration'],
     ['a negative expiry', ['--expires-in', '-3d'], 'not a positive duration'],
-    ['--test with the live-only --keep-schedules', ['--test', '--keep-schedules'], '--test and --keep-schedules cannot go together'],
+    ['--test with the live-only --keep-schedules', ['--test', '--keep-schedules'], '--keep-schedules cannot go with --test'],
+    ['--keep-schedules on a key without the send scope, which would send them', ['--scopes', 'status', '--keep-schedules'], '--keep-schedules cannot go with --scopes status: the new key would send'],
   ])('refuses %s with exit 1 invalid_argument, on generate and rotate alike', async (_, options, message) => {
     const key = await rotate();
     const shown = await adminJson(env, 'key', 'show', '--user', tenant.userId);

@@ -85,6 +85,16 @@ export function sendersOutside(senders: readonly string[], identities: readonly 
   });
 }
 
+/**
+ * Why a rotate cannot keep the old key's scheduled messages on the new key, or undefined when it
+ * can: they are live mail the new key will be sending at their time.
+ */
+export function keepSchedulesRefusal(test: boolean, policy: KeyPolicy): string | undefined {
+  if (test) return "the old key's scheduled messages are live mail, and a test key sends none";
+  if (!allowsScope(policy, 'send')) return "the new key would send the old key's scheduled messages at their time, and it lacks the send scope";
+  return undefined;
+}
+
 export function allowsScope(policy: KeyPolicy, scope: KeyScope): boolean {
   return policy.scopes === undefined || policy.scopes.includes(scope);
 }
