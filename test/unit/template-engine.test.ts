@@ -79,6 +79,17 @@ describe('the engine against reference Handlebars', () => {
     expect(renderTemplate(compiled, { a: [], c: null }).problems).toEqual([{ kind: 'notObject', pointer: '/c', is: 'null' }]);
     expect(renderTemplate(compiled, { c: { d: 7 } })).toEqual({ rendered: { Subject: 'x', TextContent: '  7' }, problems: [] });
     expect(renderTemplate(compileTemplate({ Subject: '{{order.lines.0.qty}}' }), { order: { lines: [3] } }).problems).toEqual([{ kind: 'notObject', pointer: '/order/lines/0', is: 'number' }]);
+    // Falsy values too, which strict mode words itself ("not defined in false").
+    for (const [value, is] of [['', 'string'], [0, 'number'], [false, 'boolean'], [null, 'null']] as const) {
+      expect(renderTemplate(compileTemplate({ Subject: '{{user.name}}' }), { user: value }).problems).toEqual([{ kind: 'notObject', pointer: '/user', is }]);
+    }
+  });
+
+  it('names a name missing inside a list at its pointer, whatever the list holds (strict mode reads the items to word its error)', () => {
+    const compiled = compileTemplate({ Subject: '{{order.items.total}}' });
+    for (const items of [[], [{ p: 1 }], [1, 2], ['null'], [null, '']]) {
+      expect(renderTemplate(compiled, { order: { items } }).problems).toEqual([{ kind: 'missing', pointer: '/order/items/total' }]);
+    }
   });
 
   it('refuses at save a "../" that climbs above the variables, which could never render, and takes one out of an {{#each}}', () => {

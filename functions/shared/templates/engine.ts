@@ -176,9 +176,18 @@ class RenderBudgetExceeded extends Error {
 
 interface Tracking {
   steps: number;
-  missing: string | undefined;
+  /**
+   * The first name strict mode's check (`in`, the `has` trap) did not find: strict mode throws at
+   * once, and what it reads to word its error (a list's items) must not hide it.
+   */
+  failedCheck: string | undefined;
+  /**
+   * A name read plainly and not found: the cause when the lookup after it fails on undefined
+   * (`{{order.id}}` without `order`). A name found after it means that miss threw nothing.
+   */
+  readMiss: string | undefined;
   /** The variable last read, when it is not an object: a name looked up in it next fails. */
-  scalar: { readonly pointer: string; readonly is: string } | undefined;
+  scalar: { readonly pointer: string; readonly is: string; readonly text: string } | undefined;
   /** Pointers already reported missing: they read as empty so the next rendering finds the next one. */
   readonly filled: Set<string>;
 }
@@ -207,7 +216,7 @@ function watch(value: object, pointer: string, tracking: Tracking): object {
       if (Object.hasOwn(target, key)) return true;
       const at = `${pointer}/${escapePointer(key)}`;
       if (tracking.filled.has(at)) return true;
-      tracking.missing = at;
+      tracking.failedCheck ??= at;
       return false;
     },
     getOwnPropertyDescriptor(target, key) {
@@ -218,27 +227,43 @@ function watch(value: object, pointer: string, tracking: Tracking): object {
     },
     get(target, key) {
       if (++tracking.steps > TEMPLATE_LIMITS.renderSteps) throw new RenderBudgetExceeded();
+      // Once a check failed, what is read is strict mode wording its error: nothing to learn.
+      const learning = tracking.failedCheck === undefined;
       if (typeof key === 'string' && !Object.hasOwn(target, key)) {
         const at = `${pointer}/${escapePointer(key)}`;
         if (tracking.filled.has(at)) return FILLER;
         // Strict mode checks only a path's last name (`in`, the `has` trap above); a name before
         // it is read plainly, and the lookup after it fails on undefined: this miss is the cause.
         // (Not the inherited names JavaScript itself reads, such as toString when printing.)
-        if (!(key in target)) tracking.missing = at;
+        if (learning && !(key in target)) [tracking.readMiss, tracking.scalar] = [at, undefined];
       }
       if (typeof key !== 'string' || !Object.hasOwn(target, key)) return Reflect.get(target, key);
-      // A name that is there: a miss seen before it (a non-strict read, {{#if b}}) threw nothing.
-      tracking.missing = undefined;
       const found: unknown = Reflect.get(target, key);
       const at = `${pointer}/${escapePointer(key)}`;
-      tracking.scalar = typeof found === 'object' && found !== null ? undefined : { pointer: at, is: found === null ? 'null' : typeof found };
-      return typeof found === 'object' && found !== null ? watch(found, at, tracking) : found;
+      const isObject = typeof found === 'object' && found !== null;
+      if (learning) {
+        // A name that is there: a miss read before it (a non-strict read, {{#if b}}) threw nothing.
+        tracking.readMiss = undefined;
+        tracking.scalar = isObject ? undefined : { pointer: at, is: found === null ? 'null' : typeof found, text: String(found) };
+      }
+      return isObject ? watch(found, at, tracking) : found;
     },
   });
 }
 
-/** What strict mode throws for a name looked up in a scalar: its own words for null and undefined, JavaScript's for a string or number. */
-const LOOKUP_IN_SCALAR = /not defined in null|Cannot use 'in' operator/;
+/** Strict mode's own words for a name looked up in a falsy value (`"d" not defined in null - 1:5`): the value as text. */
+const NOT_DEFINED_IN = /^"[\s\S]*?" not defined in ([\s\S]*?)(?: - \d+:\d+)?$/;
+
+/**
+ * Whether `error` is the lookup of a name in `scalar`, the value read just before: strict mode's
+ * words for a falsy one (null, false, 0, ""), JavaScript's `in` refusing a truthy string, number or
+ * boolean. Anything else (a `../` past the top) is not blamed on that variable.
+ */
+function isLookupIn(scalar: NonNullable<Tracking['scalar']>, error: unknown): boolean {
+  const message = (error as Error | undefined)?.message ?? '';
+  if (error instanceof TypeError) return message.startsWith("Cannot use 'in' operator");
+  return NOT_DEFINED_IN.exec(message)?.[1] === scalar.text;
+}
 
 /** Missing variables are reported up to this many per message; a template rarely lacks more. */
 const MAX_MISSING = 20;
@@ -248,15 +273,14 @@ const MAX_MISSING = 20;
  * `MAX_MISSING`) by rendering again with the ones found so far read as empty.
  */
 export function renderTemplate(compiled: Compiled, variables: Readonly<Record<string, unknown>>): { readonly rendered: Rendered; readonly problems: RenderProblem[] } {
-  const tracking: Tracking = { steps: 0, missing: undefined, scalar: undefined, filled: new Set() };
+  const tracking: Tracking = { steps: 0, failedCheck: undefined, readMiss: undefined, scalar: undefined, filled: new Set() };
   const problems: RenderProblem[] = [];
   const rendered: Rendered = {};
   for (const field of TEMPLATE_FIELDS) {
     const template = compiled[field];
     if (!template) continue;
     for (;;) {
-      tracking.missing = undefined;
-      tracking.scalar = undefined;
+      [tracking.failedCheck, tracking.readMiss, tracking.scalar] = [undefined, undefined, undefined];
       try {
         rendered[field] = template(watch(variables, '', tracking), { allowProtoPropertiesByDefault: false, allowProtoMethodsByDefault: false });
         break;
@@ -265,14 +289,14 @@ export function renderTemplate(compiled: Compiled, variables: Readonly<Record<st
           problems.push({ kind: 'field', field, detail: `rendering takes more than ${TEMPLATE_LIMITS.renderSteps} steps (nested {{#each}} over long lists?)` });
           return { rendered, problems };
         }
-        const missing = tracking.missing;
         // Set by the proxy during the call (control flow cannot see that).
-        const scalar = tracking.scalar as Tracking['scalar'];
-        // A lookup of a missing name is the only thing strict mode throws right after the proxy saw
-        // it fail (building its message can itself throw, on an object without a prototype); and a
-        // name looked up in a string, number or null right after reading it is the other.
-        if (missing === undefined && scalar !== undefined && LOOKUP_IN_SCALAR.test((error as Error).message ?? '')) {
-          problems.push({ kind: 'notObject', ...scalar });
+        const { failedCheck, readMiss, scalar } = tracking as Tracking;
+        // A lookup of a missing name is what strict mode throws right after the proxy saw it fail
+        // (building its message can itself throw, on an object without a prototype); a name looked
+        // up in a scalar right after reading it is the other thing.
+        const missing = failedCheck ?? readMiss;
+        if (missing === undefined && scalar !== undefined && isLookupIn(scalar, error)) {
+          problems.push({ kind: 'notObject', pointer: scalar.pointer, is: scalar.is });
           break;
         }
         if (missing === undefined) {

@@ -79,7 +79,7 @@ export function renderWith(
       case 'missing':
         return { pointer: `${base}/Variables${problem.pointer}`, detail: 'the template uses this variable, and Variables does not give it' };
       case 'notObject':
-        return { pointer: `${base}/Variables${problem.pointer}`, detail: `the template reads names inside this variable ({{${problem.pointer.slice(1).replace(/\//g, '.')}.…}}), so it must be an object; it is ${problem.is === 'null' ? 'null' : `a ${problem.is}`}` };
+        return { pointer: `${base}/Variables${problem.pointer}`, detail: `the template reads names inside this variable ({{${pathOf(problem.pointer)}.…}}), so it must be an object; it is ${problem.is === 'null' ? 'null' : `a ${problem.is}`}` };
       default:
         return { pointer: base, detail: `${problem.field} of template "${version.Name}" version ${version.Version}: ${problem.detail}` };
     }
@@ -93,6 +93,9 @@ export function renderWith(
   };
 }
 
+/** A pointer below `Variables` as the template writes the path: `/order/a~1b` is `order.a/b`. */
+const pathOf = (pointer: string) => pointer.slice(1).split('/').map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~')).join('.');
+
 /** The rules of a written message, applied to what the template made of it. */
 function renderedRules(rendered: Rendered, version: TemplateVersion, base: string): FieldProblem[] {
   const problems: FieldProblem[] = [];
@@ -104,7 +107,8 @@ function renderedRules(rendered: Rendered, version: TemplateVersion, base: strin
   if (!rendered.TextContent && !rendered.HtmlContent) fault('TextContent and HtmlContent are both empty');
   for (const field of TEMPLATE_FIELDS) {
     const text = rendered[field];
-    if (text !== undefined && !isWellFormedText(text)) fault(`${field} is not well-formed Unicode (a variable holds a lone surrogate)`);
+    // Variables and templates are checked for lone surrogates before; this keeps SES from ever getting one.
+    if (text !== undefined && !isWellFormedText(text)) fault(`${field} is not well-formed Unicode`);
   }
   const bytes = TEMPLATE_FIELDS.reduce((sum, field) => sum + Buffer.byteLength(rendered[field] ?? '', 'utf8'), 0);
   if (bytes > TEMPLATE_LIMITS.renderedBytes) fault(`the message is ${bytes} bytes; at most ${TEMPLATE_LIMITS.renderedBytes} are allowed`);
