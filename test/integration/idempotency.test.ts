@@ -173,6 +173,17 @@ describe('Idempotency-Key', () => {
     expect([again.headers['Idempotent-Replayed'], again.body]).toEqual(['true', sent.body]);
   });
 
+  it('keeps them apart whatever the keys spell: a live "test:K" is not a test key\'s "K"', async () => {
+    const own = await h.tenant();
+    const key = randomUUID();
+    const test = { ...own, apiKey: (await h.admin.rotateKey(own.userId, { test: true })).key };
+    expect((await h.invoke({ headers: withKey(key, test), body: sendBody(own) })).body.Messages[0].MessageId).toMatch(/^test-/);
+    const live = { ...own, apiKey: (await h.admin.rotateKey(own.userId)).key };
+    const sent = await h.invoke({ headers: withKey(`test:${key}`, live), body: sendBody(own) });
+    expect([sent.statusCode, sent.headers['Idempotent-Replayed']]).toEqual([200, undefined]);
+    expect(await h.sentEmails()).toHaveLength(1);
+  });
+
   it('does not send a message whose in-flight checkpoint cannot be written', async () => {
     const real = h.deps.idempotency;
     const broken: IdempotencyStore = {
