@@ -115,6 +115,9 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   // resumes it after a SendAt passed must not send now what the first attempt scheduled.
   const now = session ? Math.min(deps.now(), session.startedAt) : deps.now();
   const unsent = messages.filter((message) => !known.has(message.index));
+  // A test send takes nothing from the daily quota, and its answer still says where it stands
+  // (CONTRACT 11.2): read before anything is sent, so a failed read sends nothing.
+  const testQuota = caller.test ? await withStorageFaults(() => readDailyQuota(organization, deps.dailyUsage, deps.now())) : undefined;
   const hooks = session && checkpointHooks(session, deps.logger, input.requestId);
   // Sent first, scheduled after: a fault that fails the request (503: storage) then comes before
   // anything was scheduled, so nothing is scheduled twice by a client's retry.
@@ -145,7 +148,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   const results = request.messages.map((message) => byIndex.get(message.index) as MessageResult);
   const after = deps.now();
   const roomIn = sending.retryAt === undefined ? undefined : (sending.retryAt - after) / 1_000;
-  const { quota } = sending;
+  const quota = sending.quota ?? testQuota;
   const resetIn = quota && quota.refused.size > 0 ? (quota.resetAt - after) / 1_000 : undefined;
   const outcome = decideOutcome(results, roomIn, resetIn);
   const response: StoredResponse = {
@@ -224,8 +227,8 @@ async function deliverTest(
   messages: readonly ValidMessage[],
   organization: OrganizationAccess,
   options: Pick<SendOptions, 'deadline' | 'beforeSend' | 'onResult'>,
-  deps: Pick<SendDependencies, 'config' | 'testMailer' | 'metrics' | 'now' | 'dailyUsage'>,
-): Promise<{ readonly results: ReadonlyMap<number, MessageResult>; readonly retryAt: undefined; readonly quota: DailyQuota | undefined }> {
+  deps: Pick<SendDependencies, 'config' | 'testMailer' | 'metrics' | 'now'>,
+): Promise<{ readonly results: ReadonlyMap<number, MessageResult>; readonly retryAt: undefined; readonly quota: undefined }> {
   const sending = await sendMessages(messages, {
     organizationId: organization.organizationId,
     sharer: { organizationId: organization.organizationId, weight: 1, rate: undefined },
@@ -234,8 +237,7 @@ async function deliverTest(
     now: deps.now,
     ...options,
   });
-  const quota = await readDailyQuota(organization, deps.dailyUsage, deps.now());
-  return { results: new Map(sending.results.map((result) => [result.Index, result] as const)), retryAt: undefined, quota };
+  return { results: new Map(sending.results.map((result) => [result.Index, result] as const)), retryAt: undefined, quota: undefined };
 }
 
 function replayed(response: StoredResponse, requestId: string, logger: Logger): APIGatewayProxyStructuredResultV2 {

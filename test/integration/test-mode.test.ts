@@ -5,8 +5,10 @@
  * code reads from them never suppresses and marks every webhook `"Test": true`.
  */
 import { describe, expect, it } from '@jest/globals';
+import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { parseSesEvent } from '../../functions/shared/delivery/ses-event';
 import type { Mailer } from '../../functions/shared/mail/ports';
+import type { DailyUsage } from '../../functions/shared/store/ports';
 import { TestMailer } from '../../functions/shared/mail/test-mailer';
 import { webhookJob } from '../../functions/shared/webhooks/payload';
 import type { Harness, Tenant } from '../support/harness';
@@ -49,6 +51,19 @@ describe('test mode in the send handler', () => {
     expect(bounce.recipients.map((r) => [r.address, r.status])).toEqual([['bounce@simulator.amazonses.com', 'Bounced']]);
     expect(bounce.suppress).toBeUndefined();
     expect(JSON.parse(webhookJob(bounce, bounce.recipients).payload).data).toMatchObject({ MessageId, Test: true, Tags: { Campaign: 'spring' } });
+  });
+
+  it('reads where the daily quota stands before it sends: a read that fails sends nothing (503)', async () => {
+    const own = await h.tenant();
+    await h.admin.limits.set(own.organizationId, { daily: 5 });
+    const keyed = { ...own, apiKey: (await h.admin.rotateKey(own.userId, { test: true })).key };
+    const handed: unknown[] = [];
+    const testMailer: Mailer = { send: async (email) => void handed.push(email) as never };
+    const usage = h.deps.dailyUsage;
+    const down: DailyUsage = { take: usage.take.bind(usage), giveBack: usage.giveBack.bind(usage), used: async () => Promise.reject(new ProvisionedThroughputExceededException({ message: 'down', $metadata: {} })) };
+    const result = await h.invoke({ headers: authorised(keyed), body: sendBody(keyed) }, { testMailer, dailyUsage: down });
+    expect(result.statusCode).toBe(503);
+    expect(handed).toEqual([]);
   });
 
   it('sends a live key\'s message through the SES mailer, as before, with no Test mark anywhere', async () => {
