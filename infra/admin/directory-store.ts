@@ -164,8 +164,9 @@ export class AdminDirectory {
     }
     const cancelled: string[] = [];
     // Told to nobody: the Organization's webhook goes with it below, so a notice queued now would
-    // find no webhook when delivered. (A timer still armed finds none at its time either.)
-    const untold = { ...this.cancelling, notices: undefined };
+    // find no webhook when delivered. Settled all the same, so nothing stays owed (an Organization
+    // made again with the same id must not hear of these) and timers the CLI can reach are deleted.
+    const untold = { ...this.cancelling, notices: { notify: async () => undefined } };
     for (const head of (await this.cancelling.schedules.heads(pending)).values()) if (await cancelSchedule(head, untold)) cancelled.push(head.scheduleId);
     for (const member of members) await this.store.removeMember(id, member);
     await removeTenant?.(id);

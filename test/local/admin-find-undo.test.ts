@@ -150,6 +150,8 @@ function findAndUndo(target: () => Target): void {
     expect((await run('org', 'show', '--org', org)).code).toBe(EXIT_CODES.notFound);
     const { Item } = await target().documents.send(new GetCommand({ TableName: target().tableName, Key: itemKey.schedule(scheduleId) }));
     expect(Item?.state).toBe('Cancelled');
+    // Owing nobody a notice: an Organization made again with this id must not hear of it at its time.
+    expect(Item?.noticeOwed).toBeUndefined();
     expect(await new DynamoDbScheduleStore(target().documents, target().tableName).organizations.list(org)).toEqual([]);
     // The member is a user still, in no Organization.
     expect((await json('user', 'show', '--user', member)).organizations).toEqual([]);
