@@ -29,6 +29,7 @@ import { OrganizationForbiddenProblem, OrganizationPausedProblem, SenderForbidde
 import type { FailureCode } from '../shared/mail/ports';
 import { FAILURE_CODES } from '../shared/mail/ports';
 import type { ScheduleNotices } from '../shared/schedules/notices';
+import { headEvent } from '../shared/schedules/notices';
 import type { ScheduleError, ScheduleHead, ScheduleStore } from '../shared/schedules/schedule-store';
 import type { ScheduleTimer } from '../shared/schedules/timer';
 import type { OrganizationAccess } from '../shared/store/ports';
@@ -194,7 +195,7 @@ async function wait(head: ScheduleHead, until: number, attempt: number, deps: Fi
 }
 
 async function tell(head: ScheduleHead, status: 'Expired' | 'Failed' | 'Cancelled', deps: FireDependencies, error?: ScheduleError): Promise<void> {
-  await deps.notices?.notify({ status, organizationId: head.organizationId, scheduleId: head.scheduleId, sendAt: head.sendAt, at: deps.now(), tags: head.tags, template: head.template, test: head.test, ...(error && { error }) });
+  await deps.notices?.notify(headEvent(head, status, deps.now(), error));
 }
 
 /** Exponential, from 1 s to 5 minutes, with full jitter so a crowd of waiting schedules spreads out. */

@@ -152,7 +152,7 @@ describe('the settings API: scopes, senders and expiry of the user\'s own key', 
     const refused = await post('/v1.2/me/api-key', token, { Scopes: [], Senders: ['example.com', ''] });
     expect(((await refused.json()) as { errors: unknown[] }).errors).toEqual([
       { pointer: '/Scopes', detail: 'scopes must be a list of one or more of send, status, cancel, templates with no empty entry' },
-      { pointer: '/Senders', detail: 'senders must be a list of one or more of domains and addresses with no empty entry' },
+      { pointer: '/Senders', detail: 'senders must be a list of one or more domains and addresses with no empty entry' },
     ]);
   });
 });

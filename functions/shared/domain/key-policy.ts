@@ -52,7 +52,7 @@ export function parseScopes(list: string | readonly string[]): KeyScope[] {
 /** `example.com,billing@example.org` (or a list): domains and exact addresses in their stored form, each once. */
 export function parseSenders(list: string | readonly string[]): string[] {
   const given = entries(list);
-  if (given.length === 0 || given.some((entry) => entry === '')) throw new KeyPolicyError(`senders must ${listOf(list)} domains and addresses with no empty entry`);
+  if (given.length === 0 || given.some((entry) => entry === '')) throw new KeyPolicyError(`senders must ${typeof list === 'string' ? 'be a comma-separated list of' : 'be a list of one or more'} domains and addresses with no empty entry`);
   const stored = given.map((entry) => {
     const identity: SenderIdentity = entry.includes('@') ? { address: entry } : { domain: entry };
     const form = storedSenderIdentity(identity);

@@ -15,6 +15,7 @@
  * admin command line and (1) alike.
  */
 import type { ScheduleNotices } from './notices';
+import { headEvent } from './notices';
 import type { ScheduleHead, ScheduleStore } from './schedule-model';
 import type { OrganizationSchedules, PendingEntry } from './organization-schedules';
 import type { ScheduleTimer } from './timer';
@@ -47,7 +48,7 @@ export async function cancelSchedule(head: ScheduleHead, deps: CancelScheduleDep
   if (!(await deps.schedules.cancel(head.scheduleId, head.organizationId, now, true))) return false;
   if (deps.notices === undefined) return true;
   try {
-    await deps.notices.notify({ status: 'Cancelled', organizationId: head.organizationId, scheduleId: head.scheduleId, sendAt: head.sendAt, at: now, tags: head.tags, template: head.template, test: head.test });
+    await deps.notices.notify(headEvent(head, 'Cancelled', now));
   } catch (error) {
     deps.warn("could not queue a cancelled schedule's email.cancelled; its timer tells it at the schedule's time", { scheduleId: head.scheduleId, error });
     return true;

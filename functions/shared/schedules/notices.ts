@@ -12,7 +12,7 @@ import { templateView } from '../templates/template-rules';
 import type { WebhookJob } from '../webhooks/payload';
 import type { WebhookOutbox } from '../webhooks/queue';
 import type { WebhookConfigs } from '../webhooks/webhook-store';
-import type { ScheduleError } from './schedule-store';
+import type { ScheduleError, ScheduleHead } from './schedule-model';
 
 export const SCHEDULE_EVENT_TYPES = {
   Scheduled: 'email.scheduled',
@@ -37,6 +37,12 @@ export interface ScheduleEvent {
   readonly template?: TemplateReference | undefined;
   /** Scheduled with a test-mode key: its payloads say `Test: true`, as every answer about it does. */
   readonly test?: true | undefined;
+}
+
+/** The event of a stored schedule's change: everything it tells comes from the schedule's head. */
+export function headEvent(head: ScheduleHead, status: ScheduleEventStatus, at: number, error?: ScheduleError): ScheduleEvent {
+  const { organizationId, scheduleId, sendAt, tags, template, test } = head;
+  return { status, organizationId, scheduleId, sendAt, at, tags, template, test, ...(error && { error }) };
 }
 
 /** `YYYY-MM-DD HH:MM:SS` of an epoch ms: `SendAt` as the client wrote it (UTC). */

@@ -66,7 +66,7 @@ function toHead(item: Item): ScheduleHead | undefined {
   };
 }
 
-const withTemplate = (template: TemplateReference | undefined) => (template ? { template: { name: template.name, version: template.version } } : {});
+const withTemplate = (template: TemplateReference | undefined) => (template ? { template } : {});
 
 function isTagMap(value: unknown): value is Record<string, string> {
   return typeof value === 'object' && value !== null && Object.values(value).every((tag) => typeof tag === 'string');
