@@ -10,6 +10,7 @@ import { DEFAULT_SCHEDULED } from '../shared/domain/org-limits';
 import type { Config } from '../shared/runtime/config';
 import type { Mailer } from '../shared/mail/ports';
 import type { AccessStore, DailyUsage, IdempotencyStore, OrganizationAccess, StoredResponse, SuppressionList } from '../shared/store/ports';
+import { HttpProblem } from '../shared/http/problems';
 import { withStorageFaults } from '../shared/store/storage-errors';
 import type { Caller } from './authorisation';
 import { authoriseOrganization, authoriseSenders, authoriseSending } from './authorisation';
@@ -81,19 +82,24 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   const request = validateSendRequest(input.body, { ...deps.config, now: deps.now() });
   const organization = await authoriseOrganization(caller, request.organizationId, deps.access);
   deps.logger.appendKeys({ organizationId: request.organizationId, messages: request.messages.length });
-  if (idempotencyKey !== undefined) {
+  let messages: readonly ValidMessage[];
+  try {
+    authoriseSending(organization);
+    authoriseSenders(request.messages, organization, caller.policy);
+    // Rendered once the caller is known to belong: a template's existence is the Organization's business.
+    // The idempotency fingerprint stays the client's own request (below), not what it rendered to.
+    // Tracking is resolved here, at acceptance: a scheduled message is stored with what it was accepted with.
+    messages = resolveMessageTracking(await renderTemplates(request.messages, request.organizationId, deps.templates), organization);
+  } catch (error) {
     // A retry of a request that completed gets its first response, whatever changed since: the
     // Organization paused, a sender removed, a template deleted or saved anew. Only membership,
-    // just checked, still decides.
-    const first = await withStorageFaults(() => completedResponse({ store: deps.idempotency, userId: caller.userId, key: idempotencyKey, test: caller.test, request, now: deps.now() }));
+    // checked above, still decides. Looked up only when such a check refuses: an accepted request
+    // meets its record when it claims the key below.
+    const refused = idempotencyKey !== undefined && error instanceof HttpProblem && error.status < 500;
+    const first = refused && (await withStorageFaults(() => completedResponse({ store: deps.idempotency, userId: caller.userId, key: idempotencyKey, test: caller.test, request, now: deps.now() })));
     if (first) return replayed(first, input.requestId, deps.logger);
+    throw error;
   }
-  authoriseSending(organization);
-  authoriseSenders(request.messages, organization, caller.policy);
-  // Rendered once the caller is known to belong: a template's existence is the Organization's business.
-  // The idempotency fingerprint stays the client's own request (below), not what it rendered to.
-  // Tracking is resolved here, at acceptance: a scheduled message is stored with what it was accepted with.
-  const messages: readonly ValidMessage[] = resolveMessageTracking(await renderTemplates(request.messages, request.organizationId, deps.templates), organization);
 
   let session: IdempotentSession | undefined;
   let known: ReadonlyMap<number, MessageResult> = new Map();

@@ -162,6 +162,24 @@ describe('sending with a template', () => {
     expect(await (await render(tenant, name, { Variables: { tag } })).json()).toMatchObject({ Subject: `New ${tag}`, TextContent: 'new text' });
   });
 
+  it('replays a finished templated request after its template was deleted or saved anew, instead of rendering it again', async () => {
+    const name = unique('replayed');
+    await saved(tenant, name, { Subject: 'Replay {{x}}', TextContent: 'body' });
+    const body = { OrganizationId: tenant.organizationId, Messages: [{ From: 'noreply@example.com', To: ['r@example.org'], Template: { Name: name, Variables: { x: unique('v') } } }] };
+    const key = { 'Idempotency-Key': unique('key') };
+    const first = await send(stack, tenant.apiKey, body, key);
+    expect(first.status).toBe(200);
+    const answer = await first.text();
+    await saved(tenant, name, { Subject: 'Now {{x}} and {{y}}', TextContent: 'body' });
+    const afterSave = await send(stack, tenant.apiKey, body, key);
+    expect([afterSave.status, afterSave.headers.get('idempotent-replayed'), await afterSave.text()]).toEqual([200, 'true', answer]);
+    expect((await call('DELETE', `/v1.2/templates/${name}?organizationId=${tenant.organizationId}`, tenant)).status).toBe(204);
+    const afterDelete = await send(stack, tenant.apiKey, body, key);
+    expect([afterDelete.status, afterDelete.headers.get('idempotent-replayed'), await afterDelete.text()]).toEqual([200, 'true', answer]);
+    // A new request with the same body is refused as before: the template is gone.
+    expect((await send(stack, tenant.apiKey, body)).status).toBe(400);
+  });
+
   it('fixes the version when a scheduled message is accepted, even if the template changes before it fires', async () => {
     const name = unique('later');
     await saved(tenant, name, { Subject: 'Old {{x}}', TextContent: 'old body' });
