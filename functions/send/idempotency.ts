@@ -33,10 +33,10 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 /**
  * Where a key's record lives: per user and per mode. A test key's Idempotency-Keys are its own, as
  * test and live data are apart everywhere else: the same key sent live after a test request is a
- * new request, which sends, not a replay of the test answer (which sent nothing real).
+ * new request, which sends, not a replay of the test answer (which sent nothing real). The mode's
+ * mark ends in a line feed, which no Idempotency-Key can hold (KEY_SHAPE), so no live key's text
+ * can spell a test key's.
  */
-// The mode's mark ends in a line feed, which no Idempotency-Key can hold (KEY_SHAPE): no live key's
-// text can spell a test key's.
 const scopeOf = (start: Pick<IdempotentStart, 'userId' | 'key' | 'test'>) => itemKey.idempotencyScope(start.userId, sha256(start.test ? `test\n${start.key}` : start.key));
 
 /**

@@ -28,19 +28,22 @@ export interface DailyQuota {
 /** Failure codes after which a message certainly never reached SES: its units are given back. */
 const NOT_SENT = new Set(['Throttled', 'DeadlineExceeded', 'StorageUnavailable', 'Suppressed', 'MessageRejected', 'BadRequest', 'NotFound', 'SendingPaused', 'AccountSuspended', 'MailFromDomainNotVerified', 'SenderNotVerified', 'QuotaExceeded', 'SesUnavailable', 'SendFailed']);
 
-export async function takeDailyQuota(messages: readonly ValidMessage[], organization: OrganizationAccess, usage: DailyUsage, now: number): Promise<DailyQuota | undefined> {
+/** The Organization's quota for the UTC day of `now`, or undefined when it has none. */
+function quotaOn(organization: OrganizationAccess, now: number): Pick<DailyQuota, 'limit' | 'day' | 'resetAt'> | undefined {
   const limit = organization.limits?.daily;
-  if (limit === undefined) return undefined;
-  const day = utcDay(now);
+  return limit === undefined ? undefined : { limit, day: utcDay(now), resetAt: nextUtcMidnight(now) };
+}
+
+export async function takeDailyQuota(messages: readonly ValidMessage[], organization: OrganizationAccess, usage: DailyUsage, now: number): Promise<DailyQuota | undefined> {
+  const quota = quotaOn(organization, now);
+  if (quota === undefined) return undefined;
+  const { limit, day, resetAt } = quota;
   // Already expired: reported Expired by the sending, and they take nothing of the quota.
   const live = messages.filter((message) => !hasExpired(message.expiresAt, now));
   const { taken, used } = await usage.take(organization.organizationId, day, live.map(recipientsOf), limit);
-  const resetAt = nextUtcMidnight(now);
   const detail = `The Organization's daily quota of ${limit} recipients is used up; it resets at 00:00 UTC (${new Date(resetAt).toISOString()}).`;
   return {
-    limit,
-    day,
-    resetAt,
+    ...quota,
     used,
     taken: new Map(live.slice(0, taken).map((message) => [message.index, recipientsOf(message)])),
     refused: new Map(live.slice(taken).map((message) => [message.index, withSuppressed(failed(message.index, 'QuotaExceeded', detail), message.suppressed)])),
@@ -52,10 +55,8 @@ export async function takeDailyQuota(messages: readonly ValidMessage[], organiza
  * still carries the RateLimit fields, as every send answer does while there is a quota.
  */
 export async function readDailyQuota(organization: OrganizationAccess, usage: DailyUsage, now: number): Promise<DailyQuota | undefined> {
-  const limit = organization.limits?.daily;
-  if (limit === undefined) return undefined;
-  const day = utcDay(now);
-  return { limit, day, resetAt: nextUtcMidnight(now), used: await usage.used(organization.organizationId, day), taken: new Map(), refused: new Map() };
+  const quota = quotaOn(organization, now);
+  return quota && { ...quota, used: await usage.used(organization.organizationId, quota.day), taken: new Map(), refused: new Map() };
 }
 
 /** Gives back what was taken for messages that were not sent; updates `quota.used`. */

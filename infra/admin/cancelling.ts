@@ -68,6 +68,14 @@ export function adminCancelling(
 }
 
 /**
+ * Cancelling that tells nobody and owes nothing, for an Organization whose webhook goes with it
+ * (`org delete --force`): a notice queued now would find no webhook when delivered. Each notice is
+ * settled all the same, so an Organization made again with the same id never hears of these, and
+ * the timers the CLI can reach are deleted.
+ */
+export const untold = (cancelling: AdminCancelling): AdminCancelling => ({ ...cancelling, notices: { notify: async () => undefined }, noticeAt: 'none' });
+
+/**
  * What a command that cancelled `count` schedules adds to its answer: `noticeAt` for --json, and
  * for a deployed table whose notices wait, the one line saying so and how to have them at once.
  */

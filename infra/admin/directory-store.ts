@@ -21,7 +21,7 @@ import { COUNT_KEY, organizationSchedulesPartition } from '../../functions/share
 import { PARTITIONS, itemKey } from '../../functions/shared/store/table';
 import type { DynamoDbAdminStore } from './admin-store';
 import type { AdminCancelling } from './cancelling';
-import { adminCancelling } from './cancelling';
+import { adminCancelling, untold } from './cancelling';
 
 type Item = Record<string, unknown>;
 
@@ -163,11 +163,9 @@ export class AdminDirectory {
       throw new RecordConflictError(`Organization ${id} still has ${blockers.join(', ')}; remove them first, or pass --force to remove them with it`);
     }
     const cancelled: string[] = [];
-    // Told to nobody: the Organization's webhook goes with it below, so a notice queued now would
-    // find no webhook when delivered. Settled all the same, so nothing stays owed (an Organization
-    // made again with the same id must not hear of these) and timers the CLI can reach are deleted.
-    const untold = { ...this.cancelling, notices: { notify: async () => undefined } };
-    for (const head of (await this.cancelling.schedules.heads(pending)).values()) if (await cancelSchedule(head, untold)) cancelled.push(head.scheduleId);
+    // Told to nobody: the Organization's webhook goes with it below (cancelling.ts, `untold`).
+    const telling = untold(this.cancelling);
+    for (const head of (await this.cancelling.schedules.heads(pending)).values()) if (await cancelSchedule(head, telling)) cancelled.push(head.scheduleId);
     for (const member of members) await this.store.removeMember(id, member);
     await removeTenant?.(id);
     // Its own records; message statuses, Activity and daily counts expire on their own (TTL).

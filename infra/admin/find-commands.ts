@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { InvalidArgumentError } from '../../functions/shared/store/records';
 import type { User } from '../../functions/shared/store/records';
-import { noticeReport } from './cancelling';
+import { noticeReport, untold } from './cancelling';
 import type { Leaf } from './command-frame';
 import { AdminDirectory } from './directory-store';
 
@@ -36,7 +36,7 @@ export function addFindCommands(groups: { readonly org: Command; readonly user: 
     const tenants = admin.tenants();
     const cancelling = admin.cancelling();
     const removed = await new AdminDirectory(store, cancelling).deleteOrganization(o.org!, Boolean(o.force), tenants && ((id) => tenants.remove(id)));
-    const notice = noticeReport(removed.cancelledSchedules.length, { ...cancelling, noticeAt: 'none' }, admin.local);
+    const notice = noticeReport(removed.cancelledSchedules.length, untold(cancelling), admin.local);
     const also = [
       removed.members.length > 0 && `removed ${count(removed.members.length, 'member', 'members')}`,
       removed.cancelledSchedules.length > 0 && `cancelled ${count(removed.cancelledSchedules.length, 'scheduled message', 'scheduled messages')}`,

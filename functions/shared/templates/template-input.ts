@@ -26,7 +26,6 @@ export function readVariables(value: unknown, pointer: string, problems: Problem
   return undefined;
 }
 
-
 /**
  * Every string in the variables, names too, is well-formed Unicode (CONTRACT section 2), used by
  * the template or not: each one that is not is named at its own pointer, and nothing is stored or

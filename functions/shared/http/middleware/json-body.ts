@@ -21,7 +21,7 @@ import { isEncoded, isJsonMediaType } from '../media-type';
 /** The event once the body is read: `body` the parsed JSON value, `rawBody` the text it was parsed from. */
 export type JsonEvent = Omit<APIGatewayProxyEventV2, 'body'> & { body?: unknown; rawBody?: string };
 
-/** Far deeper than any valid request (5 levels, with attachments), far shallower than what costs memory to scan. */
+/** Far deeper than a written message needs (5 levels, with attachments), room for a template's Variables, far shallower than what costs memory to scan. */
 export const MAX_NESTING_DEPTH = 32;
 
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
