@@ -124,7 +124,24 @@ describe('the settings page', () => {
     await page.waitForFunction(() => (globalThis as unknown as InPage).document.querySelector('#new-key')?.value.startsWith('tme_test_') === true);
     const testKey = await page.getByRole('textbox', { name: 'API key' }).inputValue();
     await expect(page.locator('#key-scopes').textContent()).resolves.toBe('all (test mode: nothing reaches Amazon SES)');
-    expect(await send(testKey, organizationId)).toBe(200);
+    expect(await send(testKey, organizationId, 'ada@example.org', 'Dry run')).toBe(200);
+
+    // Activity marks the test message, and the scheduled one a test key made, as test mode.
+    const sendAt = new Date(Date.now() + 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
+    const scheduled = await fetch(stack.sendUrl, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${testKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ OrganizationId: organizationId, Messages: [{ From: 'noreply@example.com', To: ['ada@example.org'], Subject: 'Dry run later', TextContent: 'Hi', SendAt: sendAt }] }),
+    });
+    expect(scheduled.status).toBe(200);
+    await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'Activity' }).click();
+    const sent = page.locator('#activity-rows').getByRole('row', { name: /Dry run/ });
+    await sent.waitFor();
+    await expect(sent.getByRole('cell').nth(3).textContent()).resolves.toMatch(/^\w+ Test$/);
+    await expect(sent.getByTitle('Sent with a test key: nothing reached Amazon SES').count()).resolves.toBe(1);
+    const waiting = page.locator('#scheduled-rows').getByRole('row', { name: /Dry run later/ });
+    await waiting.waitFor();
+    await expect(waiting.getByRole('cell', { name: 'Dry run later Test' }).count()).resolves.toBe(1);
     expect(errors).toEqual([]);
   });
 

@@ -6,7 +6,7 @@
 // (GET /v1.2/me/api-key), in memory and in the one read-only field that shows it: never in
 // storage, a URL or a log. Everything the API says is put on the page as text (textContent,
 // value), never as HTML.
-import { $, act, api, cell, copy, copyButton, fillActionTable, forgetKey, number, say, screen, session, show, state, Stop, when } from './page.js';
+import { $, act, api, cell, copy, copyButton, fillActionTable, forgetKey, markTest, number, say, screen, session, show, state, Stop, when } from './page.js';
 import { loadSchedules } from './schedules.js';
 import { loadTemplates, wireTemplatePreview } from './templates.js';
 import { signIn, signOut, wireProfileMenu } from './session.js';
@@ -110,6 +110,7 @@ function activityRow(message) {
   badge.className = `badge ${message.Status}`;
   badge.textContent = message.Status;
   status.append(badge);
+  markTest(status, message.Test);
   // Opens count people only (machine opens are left out); an untracked message shows 0 for both.
   row.append(when(message.SentAt), cell(message.Recipients.join(', ')), cell(message.Subject), status, cell(String(message.Opens ?? 0)), cell(String(message.Clicks ?? 0)), cell(message.OrganizationName || organizationName(message.OrganizationId)));
   return row;

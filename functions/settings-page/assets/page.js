@@ -90,6 +90,17 @@ export function cell(text) {
   return td;
 }
 
+/** Appends the test-mode mark to a cell when `test` is true: nothing of that message reaches Amazon SES. */
+export function markTest(td, test) {
+  if (!test) return td;
+  const badge = document.createElement('span');
+  badge.className = 'badge test';
+  badge.textContent = 'Test';
+  badge.title = 'Sent with a test key: nothing reached Amazon SES';
+  td.append(' ', badge);
+  return td;
+}
+
 export const when = (iso) => {
   const time = document.createElement('time');
   time.dateTime = iso;

@@ -1,7 +1,7 @@
 // Activity's scheduled messages: those of the user's Organizations still waiting for their
 // time (GET /v1.2/me/schedules), soonest first, each with a Cancel button
 // (DELETE /v1.2/me/schedules). Everything is put on the page as text.
-import { api, cell, fillActionTable } from './page.js';
+import { api, cell, fillActionTable, markTest } from './page.js';
 
 const STATUS_WORDS = {
   Cancelled: 'was cancelled; it will not be sent',
@@ -13,7 +13,7 @@ const STATUS_WORDS = {
 export async function loadSchedules(nameOf) {
   const { Schedules: list } = await api('GET', '/v1.2/me/schedules');
   fillActionTable('scheduled', 'activity', list, (schedule) => ({
-    cells: [cell(schedule.SendAt), cell(schedule.Recipients.join(', ')), cell(schedule.Subject), cell(nameOf(schedule.OrganizationId))],
+    cells: [cell(schedule.SendAt), cell(schedule.Recipients.join(', ')), markTest(cell(schedule.Subject), schedule.Test), cell(nameOf(schedule.OrganizationId))],
     button: {
       text: 'Cancel',
       label: `Cancel the message to ${schedule.Recipients.join(', ')} at ${schedule.SendAt} UTC`,
