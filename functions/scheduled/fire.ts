@@ -138,14 +138,17 @@ async function sendClaimed(head: ScheduleHead, message: ValidMessage, claimId: s
   }
   recordResults(deps.send.metrics, [result]);
   const now = deps.now();
+  // What the suppression list left out is kept with the outcome, and told with it.
+  const { Suppressed: suppressed } = result;
+  const told = { ...head, suppressed };
 
   if (result.Status === 'Sent') {
-    await deps.schedules.finish(scheduleId, claimId, { state: 'Sent', messageId: result.MessageId }, now);
+    await deps.schedules.finish(scheduleId, claimId, { state: 'Sent', messageId: result.MessageId, suppressed }, now);
     deps.logger.info('scheduled message sent', { scheduleId, organizationId: head.organizationId, messageId: result.MessageId, lateMs: now - head.sendAt });
     return { kind: 'done', state: 'Sent' };
   }
   if (result.Status === 'Expired') {
-    if (await deps.schedules.finish(scheduleId, claimId, { state: 'Expired' }, now)) await tell(head, 'Expired', deps);
+    if (await deps.schedules.finish(scheduleId, claimId, { state: 'Expired', suppressed }, now)) await tell(told, 'Expired', deps);
     return { kind: 'done', state: 'Expired' };
   }
   const code = result.Status === 'Failed' ? result.Error.Code : 'SendFailed';
@@ -157,7 +160,7 @@ async function sendClaimed(head: ScheduleHead, message: ValidMessage, claimId: s
     return { kind: 'waiting', until };
   }
   const error = errorOf(code);
-  if (await deps.schedules.finish(scheduleId, claimId, { state: 'Failed', error }, now)) await tell(head, 'Failed', deps, error);
+  if (await deps.schedules.finish(scheduleId, claimId, { state: 'Failed', error, suppressed }, now)) await tell(told, 'Failed', deps, error);
   deps.logger.info('scheduled message not sent', { scheduleId, organizationId: head.organizationId, code });
   return { kind: 'done', state: 'Failed' };
 }

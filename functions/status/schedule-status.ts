@@ -13,7 +13,8 @@ type View = (message: StoredMessage) => { Status: string; Recipients: unknown[];
 export function scheduleView(asked: string, head: ScheduleHead, delivery: StoredMessage | undefined, view: View) {
   // A test key's schedule says so in every state, as every answer about a test message does.
   // A templated one names its version from the start: it was fixed when the request was accepted.
-  const base = { ScheduleId: asked, SendAt: formatSendAt(head.sendAt), Tags: head.tags ?? {}, ...templateView(head.template), ...(head.test && { Test: true as const }) };
+  // Recipients the suppression list left out at its time, as a send's result names them.
+  const base = { ScheduleId: asked, SendAt: formatSendAt(head.sendAt), Tags: head.tags ?? {}, ...templateView(head.template), ...(head.test && { Test: true as const }), ...(head.suppressed && { Suppressed: head.suppressed }) };
   switch (head.state) {
     case 'Sent':
       // SES's first event usually arrives within seconds; until then the message is `Sent`.

@@ -202,6 +202,43 @@ describe('at its time, the message is sent as a fresh send would be', () => {
   });
 });
 
+describe('suppression at its time', () => {
+  it('names the recipients the suppression list left out, in the status and the email.failed webhook, sent or not', async () => {
+    const hook = await webhookReceiver();
+    const hooked = await provisionTenant(env);
+    try {
+      const { secret } = await adminJson(env, 'webhook', 'set', '--org', hooked.organizationId, '--url', hook.url);
+      // A hard bounce puts the address on the Organization's suppression list.
+      const gone = 'bounce+later@simulator.amazonses.com';
+      expect((await send(stack, hooked.apiKey, messageBody(hooked.organizationId, { To: [gone] }))).status).toBe(200);
+      await until(async () => {
+        const listed = await adminJson(env, 'suppression', 'list', '--org', hooked.organizationId);
+        return (listed.addresses as { address: string }[]).some((entry) => entry.address === gone) || undefined;
+      }, 15_000, 'the bounce to suppress the address');
+
+      const when = inAbout(2_000);
+      const partly = await schedule(hooked, { SendAt: when.text, To: [gone, 'success@simulator.amazonses.com'] });
+      const wholly = await schedule(hooked, { SendAt: when.text, To: [gone] });
+      const failed = await until(async () => {
+        const status = await statusOf(hooked, wholly);
+        return status.Status === 'Failed' ? status : undefined;
+      }, when.at - Date.now() + 4_000, 'the suppressed schedule');
+      expect(failed).toEqual({ ScheduleId: wholly, SendAt: when.text, Status: 'Failed', Recipients: [], Tags: {}, Error: { Code: 'Suppressed', Message: expect.any(String), Retryable: false }, Suppressed: [gone] });
+      const sent = await until(async () => {
+        const status = await statusOf(hooked, partly);
+        return status.MessageId ? status : undefined;
+      }, 4_000, 'the partly suppressed schedule');
+      expect(sent).toMatchObject({ ScheduleId: partly, Status: expect.stringMatching(/^(Sent|Delivered)$/), Suppressed: [gone] });
+
+      const verifier = new Webhook(secret as string);
+      const told = await until(() => hook.received.map((r) => verifier.verify(r.body, r.headers) as any).find((e) => e.type === 'email.failed'), 3_000, 'email.failed');
+      expect(told.data).toEqual({ OrganizationId: hooked.organizationId, ScheduleId: wholly, Status: 'Failed', SendAt: when.text, Error: { Code: 'Suppressed', Message: expect.any(String), Retryable: false }, Suppressed: [gone], Tags: {} });
+    } finally {
+      hook.close();
+    }
+  });
+});
+
 describe('webhooks', () => {
   it('tell email.scheduled, email.cancelled, email.failed, and once sent the usual events, signed per Standard Webhooks', async () => {
     const hook = await webhookReceiver();

@@ -31,6 +31,8 @@ export interface ScheduleEvent {
   /** Epoch ms of the event. */
   readonly at: number;
   readonly error?: ScheduleError;
+  /** Recipients the suppression list left out at its time. */
+  readonly suppressed?: readonly string[] | undefined;
   /** The client's message tags, echoed in the payload's `data` as on every other event. */
   readonly tags?: Readonly<Record<string, string>> | undefined;
   /** The template version it was rendered from, as every other answer about it names it. */
@@ -41,8 +43,8 @@ export interface ScheduleEvent {
 
 /** The event of a stored schedule's change: everything it tells comes from the schedule's head. */
 export function headEvent(head: ScheduleHead, status: ScheduleEventStatus, at: number, error?: ScheduleError): ScheduleEvent {
-  const { organizationId, scheduleId, sendAt, tags, template, test } = head;
-  return { status, organizationId, scheduleId, sendAt, at, tags, template, test, ...(error && { error }) };
+  const { organizationId, scheduleId, sendAt, tags, template, test, suppressed } = head;
+  return { status, organizationId, scheduleId, sendAt, at, tags, template, test, suppressed, ...(error && { error }) };
 }
 
 /** `YYYY-MM-DD HH:MM:SS` of an epoch ms: `SendAt` as the client wrote it (UTC). */
@@ -60,6 +62,7 @@ export function scheduleWebhookJob(event: ScheduleEvent): WebhookJob {
       Status: event.status,
       SendAt: formatSendAt(event.sendAt),
       ...(event.error && { Error: event.error }),
+      ...(event.suppressed?.length && { Suppressed: event.suppressed }),
       Tags: event.tags ?? {},
       ...templateView(event.template),
       ...(event.test && { Test: true }),

@@ -35,6 +35,11 @@ export interface ScheduleHead {
   /** The SES message id, once sent. */
   readonly messageId?: string;
   readonly error?: ScheduleError;
+  /**
+   * Recipients left out at its time because the Organization's suppression list held them
+   * (CONTRACT section 10 item 3: the result names them), whether it was then sent or not.
+   */
+  readonly suppressed?: readonly string[];
   /** ISO time of the last change. */
   readonly updatedAt: string;
   /** The client's message tags (CONTRACT section 12), told with every status and webhook of the schedule. */
@@ -66,12 +71,13 @@ export interface NewSchedule extends Pick<ScheduleHead, 'scheduleId' | 'organiza
   readonly now: number;
 }
 
-export type Finish =
+export type Finish = (
   | { readonly state: 'Sent'; readonly messageId: string }
   | { readonly state: 'Expired' }
   /** Its key was revoked or rotated away before its time. */
   | { readonly state: 'Cancelled' }
-  | { readonly state: 'Failed'; readonly error: ScheduleError };
+  | { readonly state: 'Failed'; readonly error: ScheduleError }
+) & { readonly suppressed?: readonly string[] | undefined };
 
 export interface ScheduleStore {
   /**

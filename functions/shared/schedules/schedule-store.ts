@@ -38,7 +38,7 @@ import { FINAL_STATES, SCHEDULE_STATES, ScheduleStateError } from './schedule-mo
 export * from './schedule-model';
 
 type Item = Record<string, unknown>;
-const HEAD_FIELDS = ['pk', 'organizationId', 'userId', '#state', 'sendAt', 'dueAt', 'attempts', 'claimId', 'leaseUntil', 'messageId', '#error', 'updatedAt', 'tags', 'keyHash', 'test', 'template', 'noticeOwed'];
+const HEAD_FIELDS = ['pk', 'organizationId', 'userId', '#state', 'sendAt', 'dueAt', 'attempts', 'claimId', 'leaseUntil', 'messageId', '#error', 'suppressed', 'updatedAt', 'tags', 'keyHash', 'test', 'template', 'noticeOwed'];
 const NAMES = { '#state': 'state', '#error': 'error' };
 /** BatchWriteItem takes at most 25 items. */
 const BATCH_WRITE = 25;
@@ -57,6 +57,7 @@ function toHead(item: Item): ScheduleHead | undefined {
     ...(typeof item.leaseUntil === 'number' && { leaseUntil: item.leaseUntil }),
     ...(typeof item.messageId === 'string' && { messageId: item.messageId }),
     ...(typeof item.error === 'object' && item.error !== null && { error: item.error as ScheduleError }),
+    ...(Array.isArray(item.suppressed) && { suppressed: item.suppressed.map(String) }),
     updatedAt: String(item.updatedAt),
     ...(isTagMap(item.tags) && { tags: item.tags }),
     ...(typeof item.keyHash === 'string' && { keyHash: item.keyHash }),
@@ -214,6 +215,10 @@ export class DynamoDbScheduleStore implements ScheduleStore {
     if (outcome.state === 'Failed') {
       sets.push('#error = :error');
       values[':error'] = outcome.error;
+    }
+    if (outcome.suppressed?.length) {
+      sets.push('suppressed = :suppressed');
+      values[':suppressed'] = outcome.suppressed;
     }
     // Without a claim: ending an InFlight whose firing died (its lease lapsed).
     const condition = claimId === undefined ? '#state = :inFlight AND leaseUntil < :now' : '(#state = :claimed OR #state = :inFlight) AND claimId = :claim';
