@@ -131,7 +131,8 @@ async function sendClaimed(head: ScheduleHead, message: ValidMessage, claimId: s
   let retryAt: number | undefined;
   if ('refused' in checked) result = failed(message.index, checked.refused);
   else {
-    const sending = await deliver([message], checked.organization, { deadline, beforeSend: () => deps.schedules.inFlight(scheduleId, claimId, deps.now()), test: head.test === true }, deps.send);
+    // Sent as the schedule's: its delivery and engagement webhooks name the ScheduleId.
+    const sending = await deliver([{ ...message, scheduleId }], checked.organization, { deadline, beforeSend: () => deps.schedules.inFlight(scheduleId, claimId, deps.now()), test: head.test === true }, deps.send);
     result = sending.results.get(message.index) ?? failed(message.index, 'SendFailed');
     // Refused for the daily quota: nothing can change before it resets at 00:00 UTC.
     retryAt = sending.quota?.refused.has(message.index) ? sending.quota.resetAt : sending.retryAt;

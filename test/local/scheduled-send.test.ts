@@ -277,7 +277,9 @@ describe('webhooks', () => {
         return status.MessageId ? status : undefined;
       }, 3_000, 'the scheduled send');
       await until(() => (byType('email.delivered').some((data) => data.MessageId === MessageId) ? true : undefined), 3_000, 'email.delivered');
-      expect(byType('email.sent').map((data) => data.MessageId)).toContain(MessageId);
+      // Its delivery events name the schedule it was sent for.
+      expect(byType('email.sent').find((data) => data.MessageId === MessageId)).toMatchObject({ ScheduleId: sent });
+      expect(byType('email.delivered').find((data) => data.MessageId === MessageId)).toMatchObject({ ScheduleId: sent });
     } finally {
       hook.close();
     }

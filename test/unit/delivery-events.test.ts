@@ -36,6 +36,15 @@ describe('parseSesEvent (the SES developer guide\'s example records, through Eve
     expect(parseSesEvent(eventBridge(RECORDS.Delivery!))!.template).toBeUndefined();
   });
 
+  it('reads the schedule a message was sent for out of its tags, on delivery and engagement events, and nothing from a malformed one', () => {
+    const scheduleId = '0b6c5a3e-2f4d-4e8a-9c1b-7d2e3f4a5b6c';
+    const tagged = (record: Record<string, any>, value: string) => eventBridge(variant(record, (r) => Object.assign(r.mail.tags, { ScheduleId: [value] })));
+    expect(parseSesEvent(tagged(RECORDS.Delivery!, scheduleId))).toMatchObject({ scheduleId, tags: {} });
+    expect(parseEngagementEvent(tagged(RECORDS.Open!, scheduleId))).toMatchObject({ scheduleId, tags: {} });
+    for (const value of ['not-a-uuid', scheduleId.toUpperCase(), '', `${scheduleId} `]) expect(parseSesEvent(tagged(RECORDS.Delivery!, value))!.scheduleId).toBeUndefined();
+    expect(parseSesEvent(eventBridge(RECORDS.Delivery!))!.scheduleId).toBeUndefined();
+  });
+
   it('names every recorded event type by its EventBridge detail-type', () => {
     expect(Object.keys(EVENTBRIDGE_DETAIL_TYPES).sort()).toEqual(Object.keys(RECORDS).sort());
   });

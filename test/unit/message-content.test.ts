@@ -111,6 +111,7 @@ describe('validateSendRequest: section 12 fields', () => {
     ['a number', { Headers: { 'X-A': 1 } }, ['/Messages/0/Headers/X-A']],
     ['a refused name, pointer-escaped', { Headers: { 'Content-/~': 'x' } }, ['/Messages/0/Headers/Content-~1~0']],
     ['the service tag in another case', { Tags: { organizationid: 'x' } }, ['/Messages/0/Tags/organizationid']],
+    ['the tags the service sets on a templated or scheduled message', { Tags: { TemplateName: 'x', templateversion: '1', ScheduleId: 'x' } }, ['/Messages/0/Tags/TemplateName', '/Messages/0/Tags/templateversion', '/Messages/0/Tags/ScheduleId']],
     ['a tag value of 257 characters', { Tags: { a: 'b'.repeat(257) } }, ['/Messages/0/Tags/a']],
     ['a tag value that is a number', { Tags: { a: 1 } }, ['/Messages/0/Tags/a']],
     ['Attachments an object', { Attachments: {} }, ['/Messages/0/Attachments']],
@@ -199,6 +200,12 @@ describe('toSendEmailRequest', () => {
     const long = await toSendEmailRequest({ ...email, headers: [{ name: 'X-Long', value: 'ü'.repeat(300) }] });
     expect(long.Content).toHaveProperty('Raw');
     expect(long.EmailTags).toEqual([{ Name: 'OrganizationId', Value: ORG }]);
+  });
+
+  it('tags a scheduled message with its ScheduleId, after the Organization and before the client\'s tags', async () => {
+    const scheduleId = '0b6c5a3e-2f4d-4e8a-9c1b-7d2e3f4a5b6c';
+    const input = await toSendEmailRequest({ ...email, scheduleId, tags: { invoice: 'inv-1' } });
+    expect(input.EmailTags).toEqual([{ Name: 'OrganizationId', Value: ORG }, { Name: 'ScheduleId', Value: scheduleId }, { Name: 'invoice', Value: 'inv-1' }]);
   });
 });
 

@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { isTestMessageId } from '../domain/test-mode';
-import { ORGANIZATION_TAG, SERVICE_TAGS, TEMPLATE_TAGS } from '../mail/ses-message';
+import { ORGANIZATION_TAG, SCHEDULE_TAG, SERVICE_TAGS, TEMPLATE_TAGS } from '../mail/ses-message';
 import type { TemplateReference } from '../templates/template-rules';
 import { readTemplateReference } from '../templates/template-rules';
 import type { DeliveryStatus, RecipientState } from './recipient-state';
@@ -56,6 +56,8 @@ export interface DeliveryEvent {
   readonly tags: Readonly<Record<string, string>>;
   /** The template version the message was rendered from (CONTRACT section 14), from the service's own tags. */
   readonly template?: TemplateReference;
+  /** The schedule it was sent for (CONTRACT section 13), from the service's own tags. */
+  readonly scheduleId?: string;
   /** Addresses to put on the Organization's suppression list: permanent bounces and complaints (never for a test message). */
   readonly suppress: { readonly reason: 'Bounce' | 'Complaint'; readonly addresses: readonly string[] } | undefined;
   /** A test-mode message (domain/test-mode.ts): recorded and reported, but never counted in reputation nor suppressed. */
@@ -87,6 +89,7 @@ export interface EngagementEvent {
   readonly url?: string;
   readonly tags: Readonly<Record<string, string>>;
   readonly template?: TemplateReference;
+  readonly scheduleId?: string;
   readonly test: boolean;
 }
 
@@ -122,9 +125,13 @@ function clientTagsOf(mail: Json): Record<string, string> {
   return tags;
 }
 
-function templateOf(mail: Json): { template?: TemplateReference } {
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** What the service's own tags say about the message: the template version, the schedule it was sent for. */
+function serviceTagsOf(mail: Json): { template?: TemplateReference; scheduleId?: string } {
   const template = readTemplateReference({ name: tagOf(mail, TEMPLATE_TAGS.name), version: tagOf(mail, TEMPLATE_TAGS.version) });
-  return template ? { template } : {};
+  const scheduleId = tagOf(mail, SCHEDULE_TAG);
+  return { ...(template && { template }), ...(scheduleId && UUID.test(scheduleId) && { scheduleId }) };
 }
 
 interface Reading {
@@ -222,7 +229,7 @@ export function parseSesEvent(input: unknown): DeliveryEvent | undefined {
     status: reading.status,
     recipients: recipients.map((address) => ({ address, status: reading.status, at, detail: reading.detail, eventId: id })),
     tags: clientTagsOf(mail),
-    ...templateOf(mail),
+    ...serviceTagsOf(mail),
     suppress: reading.suppress && recipients.length > 0 && !isTestMessageId(messageId) ? { reason: reading.suppress, addresses: recipients } : undefined,
     test: isTestMessageId(messageId),
   };
@@ -254,7 +261,7 @@ export function parseEngagementEvent(input: unknown): EngagementEvent | undefine
     userAgent,
     ...(url !== undefined && { url }),
     tags: clientTagsOf(mail),
-    ...templateOf(mail),
+    ...serviceTagsOf(mail),
     test: isTestMessageId(messageId),
   };
 }

@@ -38,6 +38,8 @@ export interface OutgoingEmail {
   readonly template?: TemplateReference;
   /** Its open and click tracking, resolved when it was accepted (CONTRACT section 17); absent: untracked. */
   readonly tracking?: Tracking;
+  /** The schedule it is sent for, at its time (CONTRACT section 13): sent as a service tag, named in its webhooks. */
+  readonly scheduleId?: string;
 }
 
 export interface SendReceipt {

@@ -22,8 +22,10 @@ const ENCODED_WORD_MAX = 75;
 export const ORGANIZATION_TAG = 'OrganizationId';
 /** Tags naming the template version a message was rendered from (a template name is a valid tag value). */
 export const TEMPLATE_TAGS = { name: 'TemplateName', version: 'TemplateVersion' } as const;
+/** Tag naming the schedule a scheduled message was sent for, so that its delivery events can name it too. */
+export const SCHEDULE_TAG = 'ScheduleId';
 /** Message tags the service sets itself: a client may not (CONTRACT section 12). */
-export const SERVICE_TAGS: readonly string[] = [ORGANIZATION_TAG, TEMPLATE_TAGS.name, TEMPLATE_TAGS.version];
+export const SERVICE_TAGS: readonly string[] = [ORGANIZATION_TAG, TEMPLATE_TAGS.name, TEMPLATE_TAGS.version, SCHEDULE_TAG];
 
 /** Amazon SES's limits on `Simple` content's custom headers (API reference, Message and MessageHeader). */
 export const SIMPLE_HEADER_LIMITS = { count: 15, valueLength: 870 } as const;
@@ -55,7 +57,8 @@ function encodedHeaders(email: OutgoingEmail): MessageHeader[] {
 export function emailTags(email: OutgoingEmail): MessageTag[] {
   const own = Object.entries(email.tags ?? {}).map(([Name, Value]) => ({ Name, Value }));
   const template = email.template ? [{ Name: TEMPLATE_TAGS.name, Value: email.template.name }, { Name: TEMPLATE_TAGS.version, Value: String(email.template.version) }] : [];
-  return [{ Name: ORGANIZATION_TAG, Value: email.organizationId }, ...template, ...own];
+  const schedule = email.scheduleId ? [{ Name: SCHEDULE_TAG, Value: email.scheduleId }] : [];
+  return [{ Name: ORGANIZATION_TAG, Value: email.organizationId }, ...template, ...schedule, ...own];
 }
 
 /** What both content kinds share: sender, envelope recipients, tags, configuration set. */

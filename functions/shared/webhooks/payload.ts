@@ -42,6 +42,7 @@ export function webhookJob(event: DeliveryEvent, recipients: readonly RecipientC
     data: {
       OrganizationId: event.organizationId,
       MessageId: event.messageId,
+      ...(event.scheduleId && { ScheduleId: event.scheduleId }),
       Status: event.status,
       Recipients: recipients.map(recipientView),
       Tags: event.tags,
@@ -63,6 +64,7 @@ export function engagementWebhookJob(event: EngagementEvent, machine: boolean): 
     data: {
       OrganizationId: event.organizationId,
       MessageId: event.messageId,
+      ...(event.scheduleId && { ScheduleId: event.scheduleId }),
       Recipient: event.recipient ?? null,
       At: event.at,
       ...(event.type === 'Click' && { Url: event.url ?? '' }),
