@@ -15,6 +15,7 @@ import { escapePointer } from '../shared/http/json-pointer';
 import type { CustomHeader, OutgoingAttachment, OutgoingEmail } from '../shared/mail/ports';
 import { SERVICE_TAGS } from '../shared/mail/ses-message';
 import { contentTypeOf } from './content-types';
+import { fileNameRefusal } from './file-names';
 
 export const CONTENT_FIELDS = ['ReplyTo', 'Headers', 'Tags', 'Attachments'] as const;
 
@@ -64,31 +65,12 @@ const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
 const TAG_TEXT = /^[A-Za-z0-9_-]{1,256}$/;
 const RESERVED_TAGS = new Set(SERVICE_TAGS.map((name) => name.toLowerCase()));
 
-/**
- * Amazon SES's published list of unsupported attachment types ("Amazon SES unsupported
- * attachment types", SES developer guide), by extension.
- */
-export const UNSUPPORTED_EXTENSIONS: ReadonlySet<string> = new Set(
-  ('ade adp app asp bas bat cer chm cmd com cpl crt csh der exe fxp gadget hlp hta inf ins isp its js jse ksh lib lnk ' +
-    'mad maf mag mam maq mar mas mat mau mav maw mda mdb mde mdt mdw mdz msc msh msh1 msh2 mshxml msh1xml msh2xml msi msp mst ' +
-    'ops pcd pif plg prf prg reg scf scr sct shb shs sys ps1 ps1xml ps2 ps2xml psc1 psc2 tmp url vb vbe vbs vps vsmacros vss ' +
-    'vst vsw vxd ws wsc wsf wsh xnk').split(' '),
-);
-
 /** RFC 2045 `type/subtype` tokens, no parameters. */
 const MEDIA_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+$/;
 /** RFC 2392's content id without its angle brackets: printable ASCII, no space, `<`, `>` or quote. */
 const CONTENT_ID = /^[\x21\x23-\x3b\x3d\x3f-\x7e]+$/;
 /** RFC 4648 standard base64's alphabet, padding only at the end (a plain loop: files run to megabytes). */
 const BASE64_TEXT = /^[A-Za-z0-9+/]*={0,2}$/;
-const FILE_NAME_FORBIDDEN = /[/\\]/;
-/**
- * Unicode format characters (general category Cf): the bidirectional controls U+200E, U+200F,
- * U+202A-U+202E, U+2066-U+2069 and U+061C, and the invisible ones beside them (zero-width
- * space and joiners, soft hyphen, U+FEFF). `invoice\u202Efdp.zip` shows as `invoicepdf.zip`
- * while it is a `.zip` (security audit round 3, finding 7).
- */
-const FORMAT_CHARACTERS = /\p{Cf}/u;
 /**
  * A file's content type must be a leaf: a `multipart/*` part holds parts of its own, which the
  * composed MIME would carry without them (the file silently lost), and `message/*` would put the
@@ -97,13 +79,6 @@ const FORMAT_CHARACTERS = /\p{Cf}/u;
 const CONTAINER_TYPE = /^(multipart|message)\//i;
 
 export type MessageContent = Pick<OutgoingEmail, 'replyTo' | 'headers' | 'tags' | 'attachments'>;
-
-/** The extension SES would judge the file by; Windows ignores trailing dots and spaces, so they are dropped first. */
-export function extensionOf(fileName: string): string | undefined {
-  const name = fileName.replace(/[. ]+$/, '');
-  const dot = name.lastIndexOf('.');
-  return dot <= 0 ? undefined : name.slice(dot + 1).toLowerCase();
-}
 
 /**
  * Strict base64: the alphabet, whole quanta, padding only at the end, no line breaks, and the
@@ -201,12 +176,10 @@ function validateAttachment(value: unknown, pointer: string, problems: ProblemLi
   unknownFields(value, ATTACHMENT_FIELDS, pointer, problems);
   const fileName = requiredText(value, 'FileName', pointer, problems);
   if (fileName !== undefined) {
-    const extension = extensionOf(fileName);
     if (fileName === '' || codePointLength(fileName) > LIMITS.fileName) problems.add(`${pointer}/FileName`, `must be 1 to ${LIMITS.fileName} characters`);
-    else if (FILE_NAME_FORBIDDEN.test(fileName) || CONTROL_CHARACTERS.test(fileName)) problems.add(`${pointer}/FileName`, 'must not contain "/", "\\" or control characters');
-    else if (FORMAT_CHARACTERS.test(fileName)) problems.add(`${pointer}/FileName`, 'must not contain Unicode bidirectional or other invisible format characters (U+200E, U+202E …): they disguise the extension');
-    else if (extension !== undefined && UNSUPPORTED_EXTENSIONS.has(extension)) {
-      problems.add(`${pointer}/FileName`, `Amazon SES does not accept ".${extension}" attachments (its list of unsupported attachment types)`);
+    else {
+      const refusal = fileNameRefusal(fileName);
+      if (refusal) problems.add(`${pointer}/FileName`, refusal);
     }
   }
   const content = requiredText(value, 'Content', pointer, problems);

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import libmime from 'libmime';
-import { extensionOf, isStrictBase64, UNSUPPORTED_EXTENSIONS } from '../../functions/send/message-content';
+import { isStrictBase64 } from '../../functions/send/message-content';
+import { extensionOf, UNSUPPORTED_EXTENSIONS } from '../../functions/send/file-names';
 import { loadContentTypes } from '../../functions/send/content-types';
 import { validateSendRequest } from '../../functions/send/validation';
 import { CONTROL_CHARACTERS } from '../../functions/shared/domain/header-safety';
@@ -55,8 +56,12 @@ describe('extensionOf', () => {
     ['invoice.PDF', 'pdf'],
     ['run.exe. ', 'exe'],
     ['archive.tar.gz', 'gz'],
-    ['.bashrc', undefined],
+    ['.exe', 'exe'],
+    ['setup.exe\u00a0', 'exe'],
+    ['setup.exe.\u3000', 'exe'],
+    ['a.exe\u2800', 'exe'],
     ['README', undefined],
+    ['...', undefined],
   ])('%j → %s', (name, extension) => {
     expect(extensionOf(name)).toBe(extension);
   });
@@ -122,6 +127,10 @@ describe('validateSendRequest: section 12 fields', () => {
     ['empty content', { Attachments: [{ FileName: 'a.txt', Content: '' }] }, ['/Messages/0/Attachments/0/Content']],
     ['a content id with angle brackets', { Attachments: [{ FileName: 'a.png', Content: 'AAAA', ContentId: '<logo>' }] }, ['/Messages/0/Attachments/0/ContentId']],
     ['two attachments with one content id', { Attachments: [{ FileName: 'a.png', Content: 'AAAA', ContentId: 'x' }, { FileName: 'b.png', Content: 'AAAA', ContentId: 'x' }] }, ['/Messages/0/Attachments/1/ContentId']],
+    ['a file name that is only a refused extension', { Attachments: [{ FileName: '.exe', Content: 'AAAA' }, { FileName: '.JS', Content: 'AAAA' }] }, ['/Messages/0/Attachments/0/FileName', '/Messages/0/Attachments/1/FileName']],
+    ['a refused extension behind blanks that show as spaces', { Attachments: [{ FileName: 'setup.exe\u00a0', Content: 'AAAA' }, { FileName: 'a.exe\u202f', Content: 'AAAA' }] }, ['/Messages/0/Attachments/0/FileName', '/Messages/0/Attachments/1/FileName']],
+    ['a refused extension behind an NTFS stream name', { Attachments: [{ FileName: 'setup.exe::$DATA', Content: 'AAAA' }] }, ['/Messages/0/Attachments/0/FileName']],
+    ['invisible code points that are not format characters', { Attachments: ['\u034f', '\ufe0f', '\u{E0100}', '\u3164', '\u115f', '\uffa0', '\u180b'].map((hidden) => ({ FileName: `a.exe${hidden}.txt`, Content: 'AAAA' })) }, 7],
     ['a content type without subtype', { Attachments: [{ FileName: 'a.png', Content: 'AAAA', ContentType: 'image' }] }, ['/Messages/0/Attachments/0/ContentType']],
   ])('refuses %s', (_label, overrides, expected) => {
     const found = pointers(overrides);
