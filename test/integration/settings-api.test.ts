@@ -25,7 +25,7 @@ import { recordEvent } from '../../functions/events/record-event';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { DynamoDbReputationStore } from '../../functions/shared/store/dynamodb-reputation-store';
 import { createLogger, createMetrics } from '../../functions/shared/runtime/observability';
-import { DynamoDbActivityStore } from '../../functions/shared/store/dynamodb-activity-store';
+import { DynamoDbActivityStore, FILTERED_READ_ITEMS } from '../../functions/shared/store/dynamodb-activity-store';
 import { DynamoDbEngagementStore } from '../../functions/shared/store/dynamodb-engagement-store';
 import { DynamoDbDeliveryStore } from '../../functions/shared/store/dynamodb-delivery-store';
 import { DynamoDbSuppressionStore } from '../../functions/shared/store/dynamodb-suppression-store';
@@ -497,6 +497,20 @@ describe('Activity (GET /v1.2/me/messages)', () => {
     const second = (await (await call('GET', `/v1.2/me/messages?cursor=${first.Cursor}`, token)).json()) as { Messages: { MessageId: string }[]; Cursor: string | null };
     expect(second.Cursor).toBeNull();
     expect([...first.Messages, ...second.Messages].map((m) => m.MessageId)).toEqual(written.reverse());
+  });
+
+  it('finds a rare status behind more than a Query\'s worth of newer messages of other statuses, on the first page', async () => {
+    const someone = await user({ organizations: ['Busy'] });
+    const organizationId = someone.organizations[0]!.id;
+    const store = new DynamoDbActivityStore(documents, harness.config.tableName);
+    const entry = (i: number, status: 'Bounced' | 'Delivered') => ({ messageId: `r-${i}`, organizationId, sentAt: new Date(Date.UTC(2026, 10, 20, 12, 0, 0, i)).toISOString(), from: 'a@example.com', recipients: ['b@example.org'], subject: 's', status });
+    await store.record(entry(0, 'Bounced'), 1, 2_000_000_000);
+    // Newer than it: more Delivered messages than one filtered Query reads.
+    const newer = Array.from({ length: FILTERED_READ_ITEMS + 60 }, (_, i) => entry(i + 1, 'Delivered'));
+    for (let i = 0; i < newer.length; i += 25) await Promise.all(newer.slice(i, i + 25).map((e) => store.record(e, 1, 2_000_000_000)));
+    const token = await tokenFor(someone.email);
+    const page = (await (await call('GET', '/v1.2/me/messages?status=Bounced', token)).json()) as { Messages: { MessageId: string }[]; Cursor: string | null };
+    expect(page).toEqual({ Messages: [expect.objectContaining({ MessageId: 'r-0', Status: 'Bounced' })], Cursor: null });
   });
 
   it('refuses another Organization (403, as an unknown one), a malformed Organization id, a bad status or address, and a forged cursor (400 naming the parameter)', async () => {

@@ -131,6 +131,8 @@ async function loadActivity(more) {
   const any = $('activity-rows').children.length > 0;
   show('activity-table', any);
   show('activity-none', !any);
+  // A filtered read stops after a few thousand messages: with older ones left, say so, not "none".
+  $('activity-none').textContent = page.Cursor === null ? 'No messages match.' : 'No match among the most recent messages. Load more looks further back.';
   // The last page hides Load more: keep keyboard focus in the panel rather than losing it.
   const focusWasOnMore = document.activeElement === $('activity-more');
   show('activity-more', page.Cursor !== null);

@@ -59,6 +59,10 @@ export interface ActivityQuery {
   readonly limit: number;
 }
 
+/** A status-filtered page reads at most this many Queries of this many entries each (about 250 KB a Query). */
+export const FILTERED_READS = 10;
+export const FILTERED_READ_ITEMS = 500;
+
 export interface ActivityPage {
   readonly entries: ActivityEntry[];
   /** The sort key of each entry, in order, so a caller merging partitions can resume after any of them. */
@@ -156,29 +160,40 @@ export class DynamoDbActivityStore {
   }
 
   /** One Query: up to `limit` rows of one Organization (or of one recipient there), newest first. */
+  /**
+   * Up to `limit` entries after `after`. A status is a filter DynamoDB applies after reading, and
+   * a Query's `Limit` counts what it read: a rare status (a bounce among thousands delivered)
+   * would come back as empty pages. So a filtered read goes on until it has `limit` matches, or
+   * has read `FILTERED_READS` × `FILTERED_READ_ITEMS` entries (then `next` says where to go on).
+   */
   async page(query: ActivityQuery): Promise<ActivityPage> {
     const pk = query.recipient
       ? itemKey.recipientActivity(query.organizationId, query.recipient, '').pk
       : itemKey.activity(query.organizationId, '').pk;
-    const { Items, LastEvaluatedKey } = await this.client.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk, ...(query.status && { ':status': query.status }) },
-        ...(query.status && { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' } }),
-        ScanIndexForward: false,
-        Limit: query.limit,
-        ...(query.after && { ExclusiveStartKey: { pk, sk: query.after } }),
-      }),
-    );
     const entries: ActivityEntry[] = [];
     const positions: string[] = [];
-    for (const item of Items ?? []) {
-      const entry = toEntry(item);
-      if (!entry) continue;
-      entries.push(entry);
-      positions.push(String(item.sk));
+    let next = query.after;
+    for (let read = 0; read < (query.status ? FILTERED_READS : 1) && entries.length < query.limit; read++) {
+      const { Items, LastEvaluatedKey } = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': pk, ...(query.status && { ':status': query.status }) },
+          ...(query.status && { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' } }),
+          ScanIndexForward: false,
+          Limit: query.status ? FILTERED_READ_ITEMS : query.limit,
+          ...(next && { ExclusiveStartKey: { pk, sk: next } }),
+        }),
+      );
+      for (const item of Items ?? []) {
+        const entry = toEntry(item);
+        if (!entry) continue;
+        entries.push(entry);
+        positions.push(String(item.sk));
+      }
+      next = LastEvaluatedKey ? String(LastEvaluatedKey.sk) : undefined;
+      if (!next) break;
     }
-    return { entries, positions, next: LastEvaluatedKey ? String(LastEvaluatedKey.sk) : undefined };
+    return { entries, positions, next };
   }
 }
