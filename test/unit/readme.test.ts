@@ -14,6 +14,16 @@ describe('README.md', () => {
     expect(readme.split('\n').length).toBeLessThanOrEqual(300);
   });
 
+  it('names every setting that docs/configuration.md and docs/local.md describe', () => {
+    const described = ['docs/configuration.md', 'docs/local.md'].flatMap((page) => {
+      const text = readFileSync(new URL(page, ROOT), 'utf8');
+      // The first cell of each table row: one or more backticked names.
+      return [...text.matchAll(/^\| ((?:`[A-Z][A-Z0-9_]+`(?:, )?)+) \|/gm)].flatMap(([, cell]) => [...cell!.matchAll(/`([A-Z0-9_]+)`/g)].map(([, name]) => name!));
+    });
+    expect(described.length).toBeGreaterThan(40);
+    expect([...new Set(described)].filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);
+  });
+
   it('links every page in docs/', () => {
     const pages = readdirSync(new URL('docs/', ROOT)).filter((name) => name.endsWith('.md'));
     expect(pages.length).toBeGreaterThan(10);
