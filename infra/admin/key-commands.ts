@@ -52,7 +52,7 @@ function withLimitOptions(command: Command): Command {
 }
 
 export function addKeyCommands(program: Command, leaf: Leaf): void {
-  const key = program.command('key').description("users' API keys (one per user, stored only as a hash)");
+  const key = program.command('key').description("users' API keys (one per user, looked up by hash; this command line never shows a stored key)");
   withLimitOptions(
     leaf(key, 'generate', "create the user's key and print it once; refuses if one exists", async (store, o) => {
       const issued = await store.generateKey(o.user!, keyOptionsFrom(o, Date.now()));
