@@ -107,13 +107,24 @@ describe('well-formed text only', () => {
     // In a template's variables too, used or not, at any depth, and in a variable's name (CONTRACT section 2: any field).
     withField('/Messages/0/Template/Variables/unused', templated('{"unused":"x\\ud800"}')),
     withField('/Messages/0/Template/Variables/order/a~1b/1', templated('{"order":{"a/b":["ok","\\udc00"]}}')),
-    withField('/Messages/0/Template/Variables/x\udc00', templated('{"x\\udc00":"ok"}')),
+    // The pointer names the field with U+FFFD in place of the lone half: an answer holds none (I-JSON).
+    withField('/Messages/0/Template/Variables/x\ufffd', templated('{"x\\udc00":"ok"}')),
   ];
 
   it.each(cases)('answers 400 naming $pointer for a lone surrogate, and sends nothing', async ({ pointer, messageJson }) => {
     const result = await raw(`{"OrganizationId":"${tenant.organizationId}","Messages":[${messageJson}]}`);
     expectSmallProblem(result, 400);
     expect(result.body.errors).toContainEqual({ pointer, detail: expect.stringContaining('well-formed Unicode') });
+    expect(await h.sentEmails()).toHaveLength(0);
+  });
+
+  it('never quotes a lone surrogate back: an unknown field, a header name or a tag name holding one is named with U+FFFD', async () => {
+    const messageJson = base(',"Headers":{"X-A\\ud800":"v"},"Tags":{"t\\udfff":"v"},"Foo\\udc00":1');
+    const result = await raw(`{"OrganizationId":"${tenant.organizationId}","Messages":[${messageJson}],"Bar\\ud800":1}`);
+    expectSmallProblem(result, 400);
+    const text = JSON.stringify(result.body);
+    expect(text).not.toMatch(/\\ud[89a-f]/i);
+    expect(result.body.errors).toEqual(expect.arrayContaining([{ pointer: '/Messages/0/Foo\ufffd', detail: 'unknown field "Foo\ufffd"' }, expect.objectContaining({ pointer: '/Bar\ufffd' })]));
     expect(await h.sentEmails()).toHaveLength(0);
   });
 

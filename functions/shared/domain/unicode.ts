@@ -10,6 +10,11 @@ export function isWellFormedText(text: string): boolean {
   return !LONE_SURROGATE.test(text);
 }
 
+/** The text with each lone surrogate replaced by U+FFFD, as a UTF-8 encoder would write it. */
+export function wellFormed(text: string): string {
+  return text.replace(/[\uD800-\uDFFF]/gu, '\uFFFD');
+}
+
 /** Length in code points (what a person counts), not UTF-16 units. */
 export function codePointLength(text: string): number {
   let n = 0;

@@ -2,6 +2,7 @@
  * Errors that carry their HTTP meaning. One middleware (`problemResponses`) turns them into
  * RFC 9457 problem documents; anything else becomes a generic 500.
  */
+import { wellFormed } from '../domain/unicode';
 
 /** One problem with one part of the request, located by a JSON pointer (RFC 6901). */
 export interface FieldProblem {
@@ -41,7 +42,11 @@ export const MAX_LISTED_PROBLEMS = 100;
 /** A pointer or detail longer than this is cut (a field name can be as long as the body). */
 const MAX_PROBLEM_TEXT = 300;
 
-const cut = (text: string): string => (text.length > MAX_PROBLEM_TEXT ? `${text.slice(0, MAX_PROBLEM_TEXT - 1)}…` : text);
+/**
+ * Cut, and well-formed: a pointer or detail may quote a field name that holds a lone surrogate (or
+ * the cut may split a pair), and an answer must be I-JSON (RFC 7493), which has none, even escaped.
+ */
+const cut = (text: string): string => wellFormed(text.length > MAX_PROBLEM_TEXT ? `${text.slice(0, MAX_PROBLEM_TEXT - 1)}…` : text);
 
 /**
  * The first `MAX_LISTED_PROBLEMS` problems, each cut to a sane length, and a sentence with the
