@@ -159,6 +159,9 @@ function validateTags(value: unknown, pointer: string, problems: ProblemList): R
     const tag = value[name];
     if (!TAG_TEXT.test(name)) problems.add(at, `tag names are 1 to ${LIMITS.tag} ASCII letters, digits, "_" or "-"`);
     else if (RESERVED_TAGS.has(name.toLowerCase())) problems.add(at, `"${name}" is a tag the service sets itself`);
+    // SES would take it, but no JavaScript object (nor the DynamoDB mapping the status answer and
+    // schedules are read through) keeps "__proto__" as a key: it could not be echoed back.
+    else if (name === '__proto__') problems.add(at, '"__proto__" cannot be echoed back in the status answer and webhooks; choose another name');
     else if (typeof tag !== 'string' || !TAG_TEXT.test(tag)) problems.add(at, `tag values are 1 to ${LIMITS.tag} ASCII letters, digits, "_" or "-"`);
     else tags[name] = tag;
   }

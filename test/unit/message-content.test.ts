@@ -150,10 +150,11 @@ describe('validateSendRequest: section 12 fields', () => {
     expect(message.attachments).toHaveLength(10);
   });
 
-  it('keeps a tag named __proto__ as a tag, as JSON.parse gives it, never dropping it silently', () => {
+  it('refuses a tag named __proto__, as JSON.parse gives it, rather than sending a tag it could never echo', () => {
     const parsed = JSON.parse('{"Tags": {"__proto__": "abc", "b": "c"}}') as Record<string, unknown>;
-    const message = validate(parsed);
-    expect(Object.entries(message.tags ?? {})).toEqual([['__proto__', 'abc'], ['b', 'c']]);
+    expect(problems(parsed)).toEqual([['/Messages/0/Tags/__proto__', expect.stringContaining('cannot be echoed back')]]);
+    // Another case of the name is an ordinary key, kept and echoed like any other.
+    expect(Object.entries(validate(JSON.parse('{"Tags": {"__PROTO__": "abc"}}') as Record<string, unknown>).tags ?? {})).toEqual([['__PROTO__', 'abc']]);
   });
 
   it('names the SES-refused file type in its problem', () => {
