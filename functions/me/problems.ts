@@ -7,14 +7,15 @@ import { AUTH_REALM, HttpProblem } from '../shared/http/problems';
 
 /**
  * The request does not carry a valid, current access token from the deployment's OpenID
- * provider (401); an API key is refused here too.
+ * provider (401); an API key is refused here too. `missing`: it carries no `Authorization` at
+ * all, which RFC 6750 (section 3.1) answers with the realm alone, no error code.
  */
 export class InvalidAccessTokenProblem extends HttpProblem {
-  constructor(options?: ErrorOptions) {
+  constructor(options?: ErrorOptions & { readonly missing?: boolean }) {
     super(401, 'invalid-access-token', 'Sign-in required', {
       ...options,
       detail: 'Send the access token of a current sign-in as "Authorization: Bearer <JWT>"; API keys are not accepted here.',
-      headers: { 'WWW-Authenticate': `Bearer realm="${AUTH_REALM}", error="invalid_token"` },
+      headers: { 'WWW-Authenticate': options?.missing ? `Bearer realm="${AUTH_REALM}"` : `Bearer realm="${AUTH_REALM}", error="invalid_token"` },
     });
     this.name = 'InvalidAccessTokenProblem';
   }

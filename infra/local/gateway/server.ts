@@ -125,9 +125,10 @@ export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
     let jwt;
     if (matched?.route.authorizer) {
       // Refused here, before any function runs, as API Gateway's JWT authorizer does.
-      jwt = await matched.route.authorizer(headerOf(req, 'authorization'));
+      const authorization = headerOf(req, 'authorization');
+      jwt = await matched.route.authorizer(authorization);
       if (!jwt) {
-        sendProblem(res, new InvalidAccessTokenProblem(), options.problemTypeBase);
+        sendProblem(res, new InvalidAccessTokenProblem({ missing: authorization === undefined }), options.problemTypeBase);
         return;
       }
     }
