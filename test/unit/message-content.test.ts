@@ -212,6 +212,18 @@ describe('toSendEmailRequest', () => {
     expect(long.EmailTags).toEqual([{ Name: 'OrganizationId', Value: ORG }]);
   });
 
+  it('composes Raw MIME with no line over 998 characters, a 998-character value or subject without a space included, and the same text decoded', async () => {
+    const headers = [...Array.from({ length: 15 }, (_, i) => ({ name: `X-H${i}`, value: 'v' })), { name: 'X-Long', value: 'a'.repeat(998) }];
+    const raw = await toSendEmailRequest({ ...email, subject: 's'.repeat(998), headers });
+    const mime = Buffer.from(raw.Content!.Raw!.Data!).toString();
+    expect(mime.split('\r\n').filter((line) => line.length > 998)).toEqual([]);
+    const unfolded = (name: string) => new RegExp(`^${name}:(.*(?:\r\n[ \t].*)*)`, 'm').exec(mime)![1]!.replace(/\r\n[ \t]/g, ' ').trim();
+    expect(libmime.decodeWords(unfolded('X-Long'))).toBe('a'.repeat(998));
+    expect(libmime.decodeWords(unfolded('Subject'))).toBe('s'.repeat(998));
+    // A value that folds at its spaces goes as it was.
+    expect(unfolded('X-H0')).toBe('v');
+  });
+
   it('tags a scheduled message with its ScheduleId, after the Organization and before the client\'s tags', async () => {
     const scheduleId = '0b6c5a3e-2f4d-4e8a-9c1b-7d2e3f4a5b6c';
     const input = await toSendEmailRequest({ ...email, scheduleId, tags: { invoice: 'inv-1' } });

@@ -119,6 +119,16 @@ export function toSendEmailInput(email: OutgoingEmail, configurationSetName?: st
   };
 }
 
+/**
+ * A value that can go on MIME header lines of at most 998 characters (RFC 5322 section 2.1.1;
+ * SES refuses a raw message with a longer line). Folding breaks only at whitespace, so a run of
+ * 998 characters without any (a value or subject the API allows) would sit on a continuation line
+ * of 999: such a value goes as encoded-words, which fold.
+ */
+function foldable(value: string): string {
+  return /\S{998}/.test(value) ? encodeWord(value, 'Q', ENCODED_WORD_MAX) : value;
+}
+
 /** The whole message as MIME, composed here: for headers `Simple` content cannot carry. */
 export async function toRawSendEmailInput(email: OutgoingEmail, configurationSetName: string | undefined, headers: readonly MessageHeader[]): Promise<SendEmailCommandInput> {
   // Loaded on first use: the composer and what it pulls in (streams, its URL fetcher) would add
@@ -127,11 +137,11 @@ export async function toRawSendEmailInput(email: OutgoingEmail, configurationSet
   const composer = new MailComposer({
     // Nodemailer quotes and encodes the display name itself; Bcc stays out of the headers (the envelope has it).
     from: email.displayName ? { name: email.displayName, address: email.from } : email.from,
-    headers: headers.map((header) => ({ key: header.Name ?? '', value: header.Value ?? '' })),
+    headers: headers.map((header) => ({ key: header.Name ?? '', value: foldable(header.Value ?? '') })),
     ...(email.to.length > 0 && { to: [...email.to] }),
     ...(email.cc.length > 0 && { cc: [...email.cc] }),
     ...(email.replyTo && { replyTo: [...email.replyTo] }),
-    subject: email.subject,
+    subject: foldable(email.subject),
     ...(email.text && { text: email.text }),
     ...(email.html && { html: email.html }),
     attachments: (email.attachments ?? []).map((attachment) => ({
