@@ -107,6 +107,9 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
   const stderr = io.stderr ?? process.stderr;
   const env = io.env ?? process.env;
   const warn = (line: string) => void stderr.write(`${line}\n`);
+  // Asked for JSON: a usage error (unknown option, missing option) is one JSON object too, as every
+  // other error is, so commander's own lines on stderr are left out.
+  const wantsJson = argv.includes('--json');
 
   // Filled in by the action that runs; the program is built per call because commander keeps state.
   let outcome: { human: string; json: Record<string, unknown>; asJson: boolean } | undefined;
@@ -118,7 +121,7 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
     .option('--table <name>', 'use this deployed DynamoDB table (standard AWS credentials) instead of the local stack')
     .option('--region <region>', 'AWS region of --table (default: AWS_REGION or your AWS profile)')
     .configureHelp({ showGlobalOptions: true })
-    .configureOutput({ writeOut: (text) => stdout.write(text), writeErr: (text) => stderr.write(text) })
+    .configureOutput({ writeOut: (text) => stdout.write(text), writeErr: (text) => (wantsJson ? undefined : stderr.write(text)) })
     .exitOverride()
     .showHelpAfterError('(add --help for usage)')
     .addHelpText(
@@ -202,8 +205,14 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.invalid;
-    throw error;
+    if (!(error instanceof CommanderError)) throw error;
+    if (error.exitCode === 0) return EXIT_CODES.ok;
+    if (wantsJson) {
+      // A command given without its subcommand: commander prints the help, with no message of its own.
+      const message = error.code === 'commander.help' ? 'a command is missing' : error.message.replace(/^error: /, '');
+      stderr.write(`${JSON.stringify({ error: { code: 'usage', message: `${message} (add --help for usage)` } })}\n`);
+    }
+    return EXIT_CODES.invalid;
   }
 
   if (failure) {

@@ -65,6 +65,16 @@ describe('org create', () => {
     expectFailure(await run('org', 'create', '--name', 'X', '--id', 'not-a-uuid'), EXIT_CODES.invalid, /must be a UUID/);
     expectFailure(await run('org', 'create'), EXIT_CODES.invalid, /required option '--name <name>' not specified/);
   });
+
+  it('answers a usage error with one JSON object under --json, as every other error', async () => {
+    for (const argv of [['org', 'create', '--json'], ['--json', 'org', 'create', '--name', 'X', '--bogus'], ['--json', 'org', 'nonsense'], ['--json', 'org']]) {
+      const result = await run(...argv);
+      expect([result.code, result.stdout]).toEqual([EXIT_CODES.invalid, '']);
+      expect(result.stderr.endsWith('\n')).toBe(true);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      expect(JSON.parse(result.stderr)).toEqual({ error: { code: 'usage', message: expect.stringMatching(/(required option|unknown option|unknown command|a command is missing).*\(add --help for usage\)$/) } });
+    }
+  });
 });
 
 describe('user create', () => {
