@@ -59,7 +59,8 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 /** Time kept for the SES call itself: the last turn a message may get is this long before the deadline. */
 const CALL_ALLOWANCE_MS = 500;
 
-const NO_TURN = 'The account\'s send rate is booked up to this request\'s deadline, so this message was not tried; retry after Retry-After.';
+// The account's rate and the Organization's own (`org limits --rate`) both end here: the wording covers either.
+const NO_TURN = 'No turn of the send rate (the account\'s, shared with other Organizations, or this Organization\'s own limit) is free before this request\'s deadline, so this message was not tried; retry after Retry-After.';
 
 export function failed(index: number, code: FailureCode, message: string = FAILURE_CODES[code].message): MessageResult {
   return { Index: index, Status: 'Failed', Error: { Code: code, Message: message, Retryable: FAILURE_CODES[code].retryable } };
