@@ -21,29 +21,32 @@ const FILE_NAME_FORBIDDEN = /[/\\]/;
  * Unicode format characters (general category Cf): the bidirectional controls U+200E, U+200F,
  * U+202A-U+202E, U+2066-U+2069 and U+061C, and the invisible ones beside them (zero-width
  * space and joiners, soft hyphen, U+FEFF). `invoice\u202Efdp.zip` shows as `invoicepdf.zip`
- * while it is a `.zip` (security audit round 3, finding 7). With them, every other code point
- * Unicode says to draw as nothing (Default_Ignorable_Code_Point: variation selectors, the
- * combining grapheme joiner, Hangul fillers …), which would hide what follows the extension.
+ * while it is a `.zip` (security audit round 3, finding 7). The other code points Unicode draws
+ * as nothing (variation selectors, the combining grapheme joiner, Hangul fillers …) are part of
+ * ordinary names (`☀️ summer.png`, Mongolian, Japanese ideographic variants): they are refused
+ * nowhere, but dropped from the end before the extension is read (`extensionOf`).
  */
-const FORMAT_CHARACTERS = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+const FORMAT_CHARACTERS = /\p{Cf}/u;
 
 /**
  * The extension SES would judge the file by. Windows ignores trailing dots and spaces, so they are
  * dropped first, with every other blank that shows as a space (no-break, ideographic, Braille
- * blank …). A name that is only an extension has one: Windows runs `.exe` as a program.
+ * blank …) and every code point drawn as nothing (Default_Ignorable_Code_Point): `a.exe\u034f`
+ * shows as `a.exe`. A name that is only an extension has one: Windows runs `.exe` as a program.
  */
 export function extensionOf(fileName: string): string | undefined {
-  const name = fileName.replace(/[.\p{White_Space}\u2800]+$/u, '');
+  const name = fileName.replace(/[.\p{White_Space}\u2800\p{Default_Ignorable_Code_Point}]+$/u, '');
   const dot = name.lastIndexOf('.');
   return dot < 0 ? undefined : name.slice(dot + 1).toLowerCase();
 }
 
-/**
- * Whether a file name's extension is on SES's list, also behind an NTFS stream name
- * (`setup.exe::$DATA` is `setup.exe` to Windows).
- */
+/** `setup.exe::$DATA` or `setup.exe:x:$DATA`: an NTFS stream of `setup.exe`, to Windows. */
+const NTFS_STREAM = /^(.*?):[^:]*:\$[A-Za-z_]+$/;
+
+/** Whether a file name's extension is on SES's list, also behind an NTFS stream name. */
 function unsupportedExtension(fileName: string): string | undefined {
-  return [extensionOf(fileName), extensionOf(fileName.split(':')[0]!)].find((extension) => extension !== undefined && UNSUPPORTED_EXTENSIONS.has(extension));
+  const file = NTFS_STREAM.exec(fileName)?.[1];
+  return [extensionOf(fileName), file === undefined ? undefined : extensionOf(file)].find((extension) => extension !== undefined && UNSUPPORTED_EXTENSIONS.has(extension));
 }
 
 /** Why SES or a reader's mail client must not get this file name; undefined when it may. */
