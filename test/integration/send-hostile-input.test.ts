@@ -128,6 +128,15 @@ describe('well-formed text only', () => {
     expect(await h.sentEmails()).toHaveLength(0);
   });
 
+  it('never quotes half a pair of a body that is not JSON: the parser\'s snippet is made well-formed', async () => {
+    // JSON.parse's message quotes a few characters around the error, and its cut splits an emoji.
+    const result = await raw(`{"Subject": x${'\u{1F600}'.repeat(30)}}`);
+    expectSmallProblem(result, 400);
+    expect(result.body.type).toMatch(/\/malformed-json$/);
+    expect(String(result.body.detail)).toContain('\u{1F600}');
+    expect(JSON.stringify(result.body)).not.toMatch(/\\ud[89a-f]/i);
+  });
+
   it('sends astral characters (a pair, not a lone half) unchanged', async () => {
     const result = await h.invoke({ headers: authorised(tenant), body: sendBody(tenant, [message({ Subject: 'Launch 🚀', DisplayName: 'Acme 🚀' })]) });
     expect(result.statusCode).toBe(200);

@@ -31,9 +31,11 @@ export class HttpProblem extends Error {
     this.status = status;
     this.slug = slug;
     this.title = title;
-    this.detail = options.detail;
+    // Well-formed, whatever it quotes (a field name, the JSON parser's snippet of the body): an
+    // answer must be I-JSON (RFC 7493), which holds no lone surrogate, even escaped.
+    this.detail = options.detail === undefined ? undefined : wellFormed(options.detail);
     this.headers = options.headers ?? {};
-    this.errors = options.errors;
+    this.errors = options.errors?.map(({ pointer, detail }) => ({ pointer: wellFormed(pointer), detail: wellFormed(detail) }));
   }
 }
 
@@ -42,11 +44,8 @@ export const MAX_LISTED_PROBLEMS = 100;
 /** A pointer or detail longer than this is cut (a field name can be as long as the body). */
 const MAX_PROBLEM_TEXT = 300;
 
-/**
- * Cut, and well-formed: a pointer or detail may quote a field name that holds a lone surrogate (or
- * the cut may split a pair), and an answer must be I-JSON (RFC 7493), which has none, even escaped.
- */
-const cut = (text: string): string => wellFormed(text.length > MAX_PROBLEM_TEXT ? `${text.slice(0, MAX_PROBLEM_TEXT - 1)}…` : text);
+/** Cut (a half pair the cut leaves is made well-formed with the rest, in `HttpProblem`). */
+const cut = (text: string): string => (text.length > MAX_PROBLEM_TEXT ? `${text.slice(0, MAX_PROBLEM_TEXT - 1)}…` : text);
 
 /**
  * The first `MAX_LISTED_PROBLEMS` problems, each cut to a sane length, and a sentence with the
