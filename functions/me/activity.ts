@@ -3,17 +3,21 @@
  * the signed-in user's Organizations only (another Organization, or an unknown one, is a 403 and
  * reads nothing).
  *
- * One Organization's page is one Query (store/dynamodb-activity-store.ts). Without an
+ * One Organization's page is one Query (store/dynamodb-activity-store.ts), or with a status
+ * filter a few, sharing `FILTERED_READS` Queries between the Organizations read. Without an
  * Organization, each member Organization is queried for a page (in parallel) and the pages are
  * merged by time, as a k-way merge: the cursor then holds, per Organization, the sort key to go on
- * after (the last row of it that was shown, or the end of what its Query read when all of its
- * rows were shown); an Organization read to its end drops out. No row is shown twice or skipped.
+ * after (the last row of it that was shown, or the end of what its Queries read when all of its
+ * rows were shown); an Organization read to its end drops out. A page that stopped at its read
+ * budget before it was full holds back every other row older than where it stopped, since its
+ * unread rows may be newer than those. No row is shown twice, skipped, or out of order.
  */
 import { DELIVERY_STATUSES } from '../shared/delivery/recipient-state';
 import type { DeliveryStatus } from '../shared/delivery/recipient-state';
 import { parseEmailAddress } from '../shared/domain/email-address';
 import { testMark } from '../shared/domain/test-mode';
 import type { ActivityEntry, DynamoDbActivityStore } from '../shared/store/dynamodb-activity-store';
+import { FILTERED_READS } from '../shared/store/dynamodb-activity-store';
 import { withStorageFaults } from '../shared/store/storage-errors';
 import type { MemberOrganization } from './organizations';
 import { listedOrganizations } from './organizations';
@@ -87,10 +91,15 @@ export async function listMessages(member: readonly MemberOrganization[], query:
   const positions = query.cursor ? decodeCursor(query.cursor, ids) : Object.fromEntries(ids.map((id) => [id, '']));
   const live = ids.filter((id) => id in positions);
 
+  const reads = Math.max(1, Math.floor(FILTERED_READS / Math.max(1, live.length)));
   const pages = await withStorageFaults(() =>
-    Promise.all(live.map((id) => activity.page({ organizationId: id, ...(recipient && { recipient }), ...(status && { status }), after: positions[id] || undefined, limit: ACTIVITY_PAGE_SIZE }))),
+    Promise.all(live.map((id) => activity.page({ organizationId: id, ...(recipient && { recipient }), ...(status && { status }), after: positions[id] || undefined, limit: ACTIVITY_PAGE_SIZE, reads }))),
   );
-  const rows = pages.flatMap((page, p) => page.entries.map((entry, i) => ({ entry, position: page.positions[i]!, p })));
+  // Where the newest of the pages that stopped short (not full, not at the end) stopped: its
+  // unread rows are older than that (the row there was read), but may be newer than another
+  // Organization's older rows, which wait for a later page.
+  const held = pages.reduce<string | undefined>((newest, page) => (page.next !== undefined && page.entries.length < ACTIVITY_PAGE_SIZE && (newest === undefined || page.next > newest) ? page.next : newest), undefined);
+  const rows = pages.flatMap((page, p) => page.entries.map((entry, i) => ({ entry, position: page.positions[i]!, p }))).filter((row) => held === undefined || row.position >= held);
   rows.sort((a, b) => (a.position < b.position ? 1 : a.position > b.position ? -1 : a.p - b.p));
   const shown = rows.slice(0, ACTIVITY_PAGE_SIZE);
 

@@ -57,9 +57,11 @@ export interface ActivityQuery {
   readonly status?: DeliveryStatus;
   readonly after: ActivityPosition;
   readonly limit: number;
+  /** With a status: at most this many Queries (`FILTERED_READS` when not given). */
+  readonly reads?: number;
 }
 
-/** A status-filtered page reads at most this many Queries of this many entries each (about 250 KB a Query). */
+/** A status-filtered request reads at most this many Queries in all, of this many entries each (about 250 KB a Query). */
 export const FILTERED_READS = 10;
 export const FILTERED_READ_ITEMS = 500;
 
@@ -159,12 +161,12 @@ export class DynamoDbActivityStore {
     );
   }
 
-  /** One Query: up to `limit` rows of one Organization (or of one recipient there), newest first. */
   /**
-   * Up to `limit` entries after `after`. A status is a filter DynamoDB applies after reading, and
-   * a Query's `Limit` counts what it read: a rare status (a bounce among thousands delivered)
-   * would come back as empty pages. So a filtered read goes on until it has `limit` matches, or
-   * has read `FILTERED_READS` × `FILTERED_READ_ITEMS` entries (then `next` says where to go on).
+   * Up to `limit` rows of one Organization (or of one recipient there) after `after`, newest
+   * first: one Query. A status is a filter DynamoDB applies after reading, and a Query's `Limit`
+   * counts what it read: a rare status (a bounce among thousands delivered) would come back as
+   * empty pages. So a filtered read goes on until it has `limit` matches, or has made `reads`
+   * Queries of `FILTERED_READ_ITEMS` rows (then it holds fewer, and `next` says where to go on).
    */
   async page(query: ActivityQuery): Promise<ActivityPage> {
     const pk = query.recipient
@@ -173,7 +175,7 @@ export class DynamoDbActivityStore {
     const entries: ActivityEntry[] = [];
     const positions: string[] = [];
     let next = query.after;
-    for (let read = 0; read < (query.status ? FILTERED_READS : 1) && entries.length < query.limit; read++) {
+    for (let read = 0; read < (query.status ? (query.reads ?? FILTERED_READS) : 1) && entries.length < query.limit; read++) {
       const { Items, LastEvaluatedKey } = await this.client.send(
         new QueryCommand({
           TableName: this.tableName,
