@@ -13,7 +13,7 @@ import type { Json, ProblemList } from '../shared/http/body-rules';
 import { isObject, own, textField, unknownFields } from '../shared/http/body-rules';
 import { escapePointer } from '../shared/http/json-pointer';
 import type { CustomHeader, OutgoingAttachment, OutgoingEmail } from '../shared/mail/ports';
-import { SERVICE_TAGS } from '../shared/mail/ses-message';
+import { isFreeTextHeader, SERVICE_TAGS, UNFOLDABLE_RUN } from '../shared/mail/ses-message';
 import { contentTypeOf } from './content-types';
 import { fileNameRefusal } from './file-names';
 
@@ -137,6 +137,7 @@ function validateHeaders(value: unknown, pointer: string, problems: ProblemList)
     if (text === '') problems.add(at, 'must not be empty');
     else if (CONTROL_CHARACTERS.test(text)) problems.add(at, 'must not contain CR, LF or other control characters');
     else if (codePointLength(text) > LIMITS.headerValue) problems.add(at, `must be at most ${LIMITS.headerValue} characters`);
+    else if (!isFreeTextHeader(name) && UNFOLDABLE_RUN.test(text)) problems.add(at, 'holds 998 characters without a space: a header line folds only at spaces, so it could not be sent (only X-* and Comments fields are encoded to fit)');
     else headers.push({ name, value: text });
   }
   return headers;

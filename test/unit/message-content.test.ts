@@ -114,6 +114,7 @@ describe('validateSendRequest: section 12 fields', () => {
     ['a tab', { Headers: { 'X-A': 'a\tb' } }, ['/Messages/0/Headers/X-A']],
     ['a value of 999 characters', { Headers: { 'X-A': 'a'.repeat(999) } }, ['/Messages/0/Headers/X-A']],
     ['a number', { Headers: { 'X-A': 1 } }, ['/Messages/0/Headers/X-A']],
+    ['a structured field with 998 characters and no space, which could not fold', { Headers: { 'List-Unsubscribe': `<https://example.com/${'u'.repeat(976)}>` } }, ['/Messages/0/Headers/List-Unsubscribe']],
     ['a refused name, pointer-escaped', { Headers: { 'Content-/~': 'x' } }, ['/Messages/0/Headers/Content-~1~0']],
     ['the service tag in another case', { Tags: { organizationid: 'x' } }, ['/Messages/0/Tags/organizationid']],
     ['the tags the service sets on a templated or scheduled message', { Tags: { TemplateName: 'x', templateversion: '1', ScheduleId: 'x' } }, ['/Messages/0/Tags/TemplateName', '/Messages/0/Tags/templateversion', '/Messages/0/Tags/ScheduleId']],
@@ -218,15 +219,16 @@ describe('toSendEmailRequest', () => {
   });
 
   it('composes Raw MIME with no line over 998 characters, a 998-character value or subject without a space included, and the same text decoded', async () => {
-    const headers = [...Array.from({ length: 15 }, (_, i) => ({ name: `X-H${i}`, value: 'v' })), { name: 'X-Long', value: 'a'.repeat(998) }];
+    const headers = [...Array.from({ length: 15 }, (_, i) => ({ name: `X-H${i}`, value: 'v' })), { name: 'X-Long', value: 'a'.repeat(998) }, { name: 'References', value: `<${'r'.repeat(500)}@example.com> <${'s'.repeat(480)}@example.com>` }];
     const raw = await toSendEmailRequest({ ...email, subject: 's'.repeat(998), headers });
     const mime = Buffer.from(raw.Content!.Raw!.Data!).toString();
     expect(mime.split('\r\n').filter((line) => line.length > 998)).toEqual([]);
     const unfolded = (name: string) => new RegExp(`^${name}:(.*(?:\r\n[ \t].*)*)`, 'm').exec(mime)![1]!.replace(/\r\n[ \t]/g, ' ').trim();
     expect(libmime.decodeWords(unfolded('X-Long'))).toBe('a'.repeat(998));
     expect(libmime.decodeWords(unfolded('Subject'))).toBe('s'.repeat(998));
-    // A value that folds at its spaces goes as it was.
+    // A value that folds at its spaces goes as it was, a structured one too: never as encoded-words.
     expect(unfolded('X-H0')).toBe('v');
+    expect(unfolded('References')).toBe(headers.at(-1)!.value);
   });
 
   it('tags a scheduled message with its ScheduleId, after the Organization and before the client\'s tags', async () => {

@@ -120,13 +120,23 @@ export function toSendEmailInput(email: OutgoingEmail, configurationSetName?: st
 }
 
 /**
- * A value that can go on MIME header lines of at most 998 characters (RFC 5322 section 2.1.1;
- * SES refuses a raw message with a longer line). Folding breaks only at whitespace, so a run of
- * 998 characters without any (a value or subject the API allows) would sit on a continuation line
- * of 999: such a value goes as encoded-words, which fold.
+ * A run of ASCII this long without a space cannot go on MIME header lines of at most 998
+ * characters (RFC 5322 section 2.1.1; SES refuses a raw message with a longer line): folding
+ * breaks only at whitespace, and it would sit on a continuation line of 999. (Non-ASCII text goes
+ * as encoded-words, which fold.)
  */
+export const UNFOLDABLE_RUN = /[\x21-\x7e]{998}/;
+
+/**
+ * Header fields of free text, where mail clients read RFC 2047 encoded-words: `X-*` by custom, and
+ * `Comments`. In the others (`List-Unsubscribe`, `References` …) an encoded-word would be taken
+ * literally, so an unfoldable value there is refused when the request is validated instead.
+ */
+export const isFreeTextHeader = (name: string): boolean => /^(x-|comments$)/i.test(name);
+
+/** A free-text value that can go on header lines of at most 998 characters: as encoded-words when it has to. */
 function foldable(value: string): string {
-  return /\S{998}/.test(value) ? encodeWord(value, 'Q', ENCODED_WORD_MAX) : value;
+  return UNFOLDABLE_RUN.test(value) ? encodeWord(value, 'Q', ENCODED_WORD_MAX) : value;
 }
 
 /** The whole message as MIME, composed here: for headers `Simple` content cannot carry. */
@@ -137,7 +147,7 @@ export async function toRawSendEmailInput(email: OutgoingEmail, configurationSet
   const composer = new MailComposer({
     // Nodemailer quotes and encodes the display name itself; Bcc stays out of the headers (the envelope has it).
     from: email.displayName ? { name: email.displayName, address: email.from } : email.from,
-    headers: headers.map((header) => ({ key: header.Name ?? '', value: foldable(header.Value ?? '') })),
+    headers: headers.map(({ Name: key = '', Value: value = '' }) => ({ key, value: isFreeTextHeader(key) ? foldable(value) : value })),
     ...(email.to.length > 0 && { to: [...email.to] }),
     ...(email.cc.length > 0 && { cc: [...email.cc] }),
     ...(email.replyTo && { replyTo: [...email.replyTo] }),
