@@ -13,7 +13,7 @@ import type { Json, ProblemList } from '../shared/http/body-rules';
 import { isObject, own, textField, unknownFields } from '../shared/http/body-rules';
 import { escapePointer } from '../shared/http/json-pointer';
 import type { CustomHeader, OutgoingAttachment, OutgoingEmail } from '../shared/mail/ports';
-import { isFreeTextHeader, SERVICE_TAGS, UNFOLDABLE_RUN } from '../shared/mail/ses-message';
+import { isFreeTextHeader, isServiceTag, UNFOLDABLE_RUN } from '../shared/mail/ses-message';
 import { contentTypeOf } from './content-types';
 import { fileNameRefusal } from './file-names';
 
@@ -63,7 +63,6 @@ function reservedHeader(lowerName: string): ReservedHeader {
 const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
 /** Amazon SES's message-tag rule, for names and values alike. */
 const TAG_TEXT = /^[A-Za-z0-9_-]{1,256}$/;
-const RESERVED_TAGS = new Set(SERVICE_TAGS.map((name) => name.toLowerCase()));
 
 /** RFC 2045 `type/subtype` tokens, no parameters. */
 const MEDIA_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+$/;
@@ -159,7 +158,7 @@ function validateTags(value: unknown, pointer: string, problems: ProblemList): R
     const at = `${pointer}/${escapePointer(name)}`;
     const tag = value[name];
     if (!TAG_TEXT.test(name)) problems.add(at, `tag names are 1 to ${LIMITS.tag} ASCII letters, digits, "_" or "-"`);
-    else if (RESERVED_TAGS.has(name.toLowerCase())) problems.add(at, `"${name}" is a tag the service sets itself`);
+    else if (isServiceTag(name)) problems.add(at, `"${name}" is a tag the service sets itself`);
     // SES would take it, but no JavaScript object (nor the DynamoDB mapping the status answer and
     // schedules are read through) keeps "__proto__" as a key: it could not be echoed back.
     else if (name === '__proto__') problems.add(at, '"__proto__" cannot be echoed back in the status answer and webhooks; choose another name');

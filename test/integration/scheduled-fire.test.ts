@@ -13,7 +13,8 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { FireDependencies } from '../../functions/scheduled/fire';
 import { fireSchedule } from '../../functions/scheduled/fire';
-import type { Mailer } from '../../functions/shared/mail/ports';
+import type { Mailer, OutgoingEmail } from '../../functions/shared/mail/ports';
+import { toSendEmailRequest } from '../../functions/shared/mail/ses-message';
 import { SendFailure } from '../../functions/shared/mail/ports';
 import { nextUtcMidnight, utcDay } from '../../functions/shared/domain/org-limits';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
@@ -158,6 +159,26 @@ describe('fireSchedule', () => {
     const due = () => Date.now() + 2_000;
     const fired = await fireSchedule(scheduleId, Date.now() + 10_000, fireDeps(timer, { now: due }));
     expect(fired).toEqual({ kind: 'waiting', until: nextUtcMidnight(Date.now()) });
+  });
+
+  it('tags the message with its ScheduleId once, over a client tag of that name a schedule stored before the rule may hold', async () => {
+    const timer = recordingTimer();
+    const scheduled = await scheduleThroughHandler(timer, [message({ Subject: `tagged ${randomUUID()}`, SendAt: sendAtIn(1_000), Tags: { invoice: 'inv-7' } })]);
+    const scheduleId = scheduled.body.Messages[0].ScheduleId as string;
+    const store = harness.deps.scheduling.schedules;
+    const olderData = Object.assign(Object.create(Object.getPrototypeOf(store)) as typeof store, store, {
+      load: async (id: string) => {
+        const loaded = await store.load(id);
+        return loaded?.message ? { ...loaded, message: { ...loaded.message, tags: { ...loaded.message.tags, ScheduleId: 'client-value' } } } : loaded;
+      },
+    });
+    const sent: OutgoingEmail[] = [];
+    const recording: Mailer = { send: (email, signal) => (sent.push(email), harness.deps.mailer.send(email, signal)) };
+    const due = () => Date.now() + 2_000;
+    expect(await fireSchedule(scheduleId, Date.now() + 10_000, { ...fireDeps(timer, { mailer: recording, now: due }), schedules: olderData })).toEqual({ kind: 'done', state: 'Sent' });
+    const { EmailTags } = await toSendEmailRequest(sent[0]!);
+    expect(EmailTags!.filter((tag) => tag.Name === 'ScheduleId')).toEqual([{ Name: 'ScheduleId', Value: scheduleId }]);
+    expect(EmailTags).toContainEqual({ Name: 'invoice', Value: 'inv-7' });
   });
 
   it('reports Expired when the message\'s ExpirationDateTime passed before its turn', async () => {

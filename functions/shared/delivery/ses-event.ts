@@ -11,7 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import { isTestMessageId } from '../domain/test-mode';
-import { ORGANIZATION_TAG, SCHEDULE_TAG, SERVICE_TAGS, TEMPLATE_TAGS } from '../mail/ses-message';
+import { isServiceTag, ORGANIZATION_TAG, SCHEDULE_TAG, TEMPLATE_TAGS } from '../mail/ses-message';
+import { isCanonicalUuid } from '../domain/uuid';
 import type { TemplateReference } from '../templates/template-rules';
 import { readTemplateReference } from '../templates/template-rules';
 import type { DeliveryStatus, RecipientState } from './recipient-state';
@@ -120,18 +121,16 @@ function clientTagsOf(mail: Json): Record<string, string> {
   const tags: Record<string, string> = {};
   for (const [name, values] of Object.entries(object(mail.tags))) {
     const value = text(list(values)[0]);
-    if (value !== undefined && !name.includes(':') && !SERVICE_TAGS.includes(name)) tags[name] = value;
+    if (value !== undefined && !name.includes(':') && !isServiceTag(name)) tags[name] = value;
   }
   return tags;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** What the service's own tags say about the message: the template version, the schedule it was sent for. */
 function serviceTagsOf(mail: Json): { template?: TemplateReference; scheduleId?: string } {
   const template = readTemplateReference({ name: tagOf(mail, TEMPLATE_TAGS.name), version: tagOf(mail, TEMPLATE_TAGS.version) });
   const scheduleId = tagOf(mail, SCHEDULE_TAG);
-  return { ...(template && { template }), ...(scheduleId && UUID.test(scheduleId) && { scheduleId }) };
+  return { ...(template && { template }), ...(isCanonicalUuid(scheduleId) && scheduleId === scheduleId.toLowerCase() && { scheduleId }) };
 }
 
 interface Reading {

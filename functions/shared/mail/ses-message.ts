@@ -26,6 +26,9 @@ export const TEMPLATE_TAGS = { name: 'TemplateName', version: 'TemplateVersion' 
 export const SCHEDULE_TAG = 'ScheduleId';
 /** Message tags the service sets itself: a client may not (CONTRACT section 12). */
 export const SERVICE_TAGS: readonly string[] = [ORGANIZATION_TAG, TEMPLATE_TAGS.name, TEMPLATE_TAGS.version, SCHEDULE_TAG];
+const SERVICE_TAG_NAMES: ReadonlySet<string> = new Set(SERVICE_TAGS.map((name) => name.toLowerCase()));
+/** A name of `SERVICE_TAGS`, in any case: a client's tag may not take it. */
+export const isServiceTag = (name: string): boolean => SERVICE_TAG_NAMES.has(name.toLowerCase());
 
 /** Amazon SES's limits on `Simple` content's custom headers (API reference, Message and MessageHeader). */
 export const SIMPLE_HEADER_LIMITS = { count: 15, valueLength: 870 } as const;

@@ -35,14 +35,15 @@ export function recipientView(recipient: Pick<RecipientChange, 'address' | 'stat
   return { Address: recipient.address, Status: recipient.status, At: recipient.at, Detail: recipient.detail };
 }
 
+/** Which message an event is about: its Organization, its SES id, and the schedule it was sent for. */
+const messageOf = (event: DeliveryEvent | EngagementEvent) => ({ OrganizationId: event.organizationId, MessageId: event.messageId, ...(event.scheduleId && { ScheduleId: event.scheduleId }) });
+
 export function webhookJob(event: DeliveryEvent, recipients: readonly RecipientChange[]): WebhookJob {
   const payload = {
     type: WEBHOOK_EVENT_TYPES[event.status],
     timestamp: event.at,
     data: {
-      OrganizationId: event.organizationId,
-      MessageId: event.messageId,
-      ...(event.scheduleId && { ScheduleId: event.scheduleId }),
+      ...messageOf(event),
       Status: event.status,
       Recipients: recipients.map(recipientView),
       Tags: event.tags,
@@ -62,9 +63,7 @@ export function engagementWebhookJob(event: EngagementEvent, machine: boolean): 
     type: ENGAGEMENT_WEBHOOK_TYPES[event.type],
     timestamp: event.at,
     data: {
-      OrganizationId: event.organizationId,
-      MessageId: event.messageId,
-      ...(event.scheduleId && { ScheduleId: event.scheduleId }),
+      ...messageOf(event),
       Recipient: event.recipient ?? null,
       At: event.at,
       ...(event.type === 'Click' && { Url: event.url ?? '' }),
