@@ -74,6 +74,8 @@ describe('org create', () => {
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
       expect(JSON.parse(result.stderr)).toEqual({ error: { code: 'usage', message: expect.stringMatching(/(required option|unknown option|unknown command|a command is missing).*\(add --help for usage\)$/) } });
     }
+    // "--json" after "--" is an operand, not the option: the error stays commander's text.
+    expectFailure(await run('org', 'create', '--name', 'X', '--', '--json'), EXIT_CODES.invalid, /^error: too many arguments/);
   });
 });
 
