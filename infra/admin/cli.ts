@@ -110,8 +110,8 @@ export async function runAdmin(argv: readonly string[], io: Partial<AdminIo> = {
   // Asked for JSON: a usage error (unknown option, missing option) is one JSON object too, as every
   // other error is, so commander's own lines on stderr are left out.
   // (An operand after "--" is not the option.)
-  const options = argv.indexOf('--') < 0 ? argv : argv.slice(0, argv.indexOf('--'));
-  const wantsJson = options.includes('--json');
+  const beforeOperands = argv.indexOf('--') < 0 ? argv : argv.slice(0, argv.indexOf('--'));
+  const wantsJson = beforeOperands.includes('--json');
 
   // Filled in by the action that runs; the program is built per call because commander keeps state.
   let outcome: { human: string; json: Record<string, unknown>; asJson: boolean } | undefined;
