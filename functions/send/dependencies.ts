@@ -73,9 +73,9 @@ function pauseOnTenantRefusal(dynamoDb: DynamoDBDocumentClient, tableName: strin
  * Built once per function instance (or local stack), never per request. The adapters most sends
  * never call (idempotency records, templates, suppression lists, daily quotas; schedules in
  * `createSchedulingDependencies`) are imported with the first request that does (`deferred`), so
- * a cold start reads none of their code (docs/performance.md, "Cold start"). `local.outbox`: where the
- * `organization.paused` webhook goes when SES refuses a paused tenant (the local stack's queue;
- * none in AWS, see functions/shared/reputation/pause-organization.ts).
+ * a cold start reads none of their code (docs/performance.md, "Cold start"). The `organization.paused`
+ * webhook of a pause after SES refuses a paused tenant goes where the schedule webhooks go: the
+ * stack's webhook queue in AWS (`WEBHOOK_QUEUE_URL`), `local.outbox` locally.
  */
 export function createDependencies(config: Config, clients: ClientOptions = {}, local: LocalParts = {}): SendDependencies {
   const dynamoDb = createDynamoDbClient(config, clients);
@@ -83,8 +83,9 @@ export function createDependencies(config: Config, clients: ClientOptions = {}, 
   const mailer = new SesMailer(createSesClient(config, clients), config.sesConfigurationSet, config.sesTenants);
   const logger = createLogger();
   const metrics = createMetrics();
-  const { outbox } = local;
   const { tableName } = config;
+  const scheduling = createSchedulingDependencies(config, dynamoDb, logger, clients, local);
+  const { outbox } = scheduling;
   return {
     config,
     access,
@@ -100,7 +101,7 @@ export function createDependencies(config: Config, clients: ClientOptions = {}, 
     logger,
     metrics,
     now: Date.now,
-    scheduling: createSchedulingDependencies(config, dynamoDb, logger, clients, local),
+    scheduling,
     templates: deferred<TemplateReader>(async () => new (await import('../shared/templates/template-store')).DynamoDbTemplateStore(dynamoDb, tableName), { read: true }),
     testMailer: lazyTestMailer(config, clients, local.testEvents),
   };

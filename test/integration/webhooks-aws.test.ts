@@ -11,6 +11,8 @@
  * Needs `moto_server` (test/support/moto.ts: skipped on a laptop without it, a failure under CI).
  */
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateKeyCommand, DecryptCommand, InvalidCiphertextException, KMSClient } from '@aws-sdk/client-kms';
@@ -19,6 +21,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Webhook } from 'standardwebhooks';
 import { createEventsDependencies } from '../../functions/events/dependencies';
 import { createEventsHandler } from '../../functions/events/handler';
+import { createDependencies as createSendDependencies } from '../../functions/send/dependencies';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import type { Config } from '../../functions/shared/runtime/config';
 import { loadConfig } from '../../functions/shared/runtime/config';
@@ -193,6 +196,31 @@ describeWithMoto('the webhook path in AWS (moto_server SQS and KMS)', () => {
     // Delivered: deleted, nothing dead.
     expect(await peek(sqs, q.url)).toEqual([]);
     expect(await peek(sqs, q.dead.url)).toEqual([]);
+  }, 60_000);
+
+  it('the send function\'s AWS wiring queues organization.paused on SQS when SES refuses a paused tenant', async () => {
+    // Amazon SES as it answers a send for a paused tenant.
+    const refusing = createServer((request, response) => {
+      request.resume();
+      response.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'SendingPausedException' }).end(JSON.stringify({ message: 'Sending is paused for this tenant.' }));
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    const organizationId = randomUUID();
+    await adminJson(adminEnv, 'org', 'create', '--name', 'Paused', '--id', organizationId, '--table', tableName);
+    await adminJson(adminEnv, 'webhook', 'set', '--org', organizationId, '--url', 'https://hooks.example.net/email', '--table', tableName, '--kms-key', keyArn);
+    const q = await queue(`webhooks-${randomUUID()}`, 30, 3);
+    try {
+      const config = loadConfig({ TABLE_NAME: tableName, AWS_REGION: moto.config.region, DYNAMODB_ENDPOINT: dynamo.endpoint, WEBHOOK_QUEUE_URL: q.url, SES_TENANTS: 'true', SES_ENDPOINT: `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`, SES_MAX_SEND_RATE: '10' });
+      const send = createSendDependencies(config);
+      const email = { organizationId, from: 'noreply@example.com', to: ['ada@example.org'], cc: [], bcc: [], subject: 'Refused', text: 'Hi' };
+      await expect(send.mailer.send(email)).rejects.toMatchObject({ code: 'SendingPaused' });
+      const [queued] = await peek(sqs, q.url);
+      const job = JSON.parse(queued!.Body!) as { organizationId: string; payload: string };
+      expect(job.organizationId).toBe(organizationId);
+      expect(JSON.parse(job.payload)).toMatchObject({ type: 'organization.paused', data: { OrganizationId: organizationId, Reason: expect.any(String) } });
+    } finally {
+      await new Promise((resolve) => refusing.close(resolve));
+    }
   }, 60_000);
 
   it('a delivery whose secret does not open for its Organization fails every time and ends in the dead-letter queue', async () => {

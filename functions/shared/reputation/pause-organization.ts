@@ -6,8 +6,8 @@
  * The pause is written first, conditionally, and only the caller whose write made it tells the
  * world (the `OrganizationsPaused` metric the stack's alarm watches, a warning in the log, the
  * `organization.paused` webhook): a repeat of the decision changes nothing. A crash between the
- * write and the webhook loses the webhook, not the pause. The send function in AWS has no webhook
- * queue (its bundle stays free of SQS): there a pause it records tells the alarm and the log only.
+ * write and the webhook loses the webhook, not the pause. The send function's webhook queue (SQS
+ * in AWS) is loaded with its first use, so a cold start still reads none of it.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';

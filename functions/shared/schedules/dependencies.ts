@@ -28,6 +28,11 @@ export interface SchedulingDependencies {
   readonly timer: ScheduleTimer;
   /** Webhooks (`email.scheduled`); absent where no webhook queue is configured. */
   readonly notices: ScheduleNotices | undefined;
+  /**
+   * The webhook queue the notices go to (loaded with its first use), for the function's other
+   * webhooks: the send function's `organization.paused`. Absent where none is configured.
+   */
+  readonly outbox: WebhookOutbox | undefined;
 }
 
 /** What the local stack puts where AWS has EventBridge Scheduler and SQS. */
@@ -68,6 +73,7 @@ export function createSchedulingDependencies(config: SchedulingConfig, dynamoDb:
   return {
     schedules: deferred<ScheduleStore>(async () => new (await import('./schedule-store')).DynamoDbScheduleStore(dynamoDb, config.tableName), SCHEDULE_STORE_METHODS),
     timer,
+    outbox,
     notices:
       outbox &&
       noticesOnFirstUse(async () => {
