@@ -108,7 +108,7 @@ export function addDeliveryLifecycle(stack: Stack, table: Table, configurationSe
   });
 
   const webhookKey = new Key(stack, 'WebhookSecretsKey', {
-    description: 'Seals the webhook signing secrets stored in the table',
+    description: 'Seals the webhook signing secrets stored in the table and, bound to their user, the API keys the settings page shows again',
     enableKeyRotation: true,
     // The table outlives the stack, and its sealed secrets are useless without this key.
     removalPolicy: RemovalPolicy.RETAIN,

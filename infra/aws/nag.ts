@@ -82,8 +82,9 @@ export function acknowledgeNagFindings({ api, apiKeyRoutes, sendRole, fireRole, 
     Validations.of(tenantAdministration).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*]',
       reason:
-        'sender add associates the Organization\'s sender identity with its tenant; which identities an Organization uses is ' +
-        'the operator\'s choice at that moment. Only the two association actions take identities, in this account and region.',
+        'sender add creates the sender\'s SES identity when it is missing (with its MAIL FROM domain), reads its verification, and ' +
+        'associates it with the Organization\'s tenant; which identities an Organization uses is the operator\'s choice at that ' +
+        'moment. Only those identity and association actions take identities, in this account and region.',
     });
   }
   for (const role of scheduleRoles) {

@@ -121,7 +121,7 @@ export function addSendFunction(stack: Stack, table: Table, configurationSets: C
 
   return addServiceFunction(stack, 'SendFunction', settings, {
     description: `POST ${SEND_PATH}: validate, authorise and send through Amazon SES`,
-    roleDescription: 'Send function: read access records, send through SES, write its own logs',
+    roleDescription: 'Send function: read access records, pace and send through SES, schedule, queue webhooks and test-mode events, write its own logs',
     entry: SEND_ENTRY,
     bundling: SEND_SPLIT_BUNDLING,
     statements,
