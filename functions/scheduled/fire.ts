@@ -41,7 +41,6 @@ import { deliver } from '../send/send-request';
 import type { MessageResult } from '../send/sending';
 import { failed } from '../send/sending';
 import type { ValidMessage } from '../shared/mail/valid-message';
-import { isServiceTag } from '../shared/mail/ses-message';
 
 export interface FireDependencies {
   /** The send endpoint's own dependencies (access, suppression, mailer, pacer …). */
@@ -132,10 +131,8 @@ async function sendClaimed(head: ScheduleHead, message: ValidMessage, claimId: s
   let retryAt: number | undefined;
   if ('refused' in checked) result = failed(message.index, checked.refused);
   else {
-    // Sent as the schedule's: its delivery and engagement webhooks name the ScheduleId. A schedule
-    // stored before that was a service tag may hold a client tag of the name: the service's wins.
-    const tags = message.tags && Object.fromEntries(Object.entries(message.tags).filter(([name]) => !isServiceTag(name)));
-    const sending = await deliver([{ ...message, scheduleId, ...(tags && { tags }) }], checked.organization, { deadline, beforeSend: () => deps.schedules.inFlight(scheduleId, claimId, deps.now()), test: head.test === true }, deps.send);
+    // Sent as the schedule's: its delivery and engagement webhooks name the ScheduleId.
+    const sending = await deliver([{ ...message, scheduleId }], checked.organization, { deadline, beforeSend: () => deps.schedules.inFlight(scheduleId, claimId, deps.now()), test: head.test === true }, deps.send);
     result = sending.results.get(message.index) ?? failed(message.index, 'SendFailed');
     // Refused for the daily quota: nothing can change before it resets at 00:00 UTC.
     retryAt = sending.quota?.refused.has(message.index) ? sending.quota.resetAt : sending.retryAt;

@@ -37,13 +37,13 @@ const DURATION = /^([0-9]{1,7})([dh])$/;
 const UNIT_MS = { d: 86_400_000, h: 3_600_000 } as const;
 
 /** How the refusal names the list as it was given: the CLI's comma-separated text, or the settings API's JSON array. */
-const listOf = (list: string | readonly string[]) => (typeof list === 'string' ? 'be a comma-separated list of' : 'be a list of one or more of');
+const listOf = (list: string | readonly string[], oneOrMore: string) => (typeof list === 'string' ? 'be a comma-separated list of' : `be a list of ${oneOrMore}`);
 const entries = (list: string | readonly string[]): string[] => (typeof list === 'string' ? list.split(',') : [...list]).map((entry) => String(entry).trim());
 
 /** `send,status` (or a list of names): the scopes, each once; unknown names and an empty list are refused. */
 export function parseScopes(list: string | readonly string[]): KeyScope[] {
   const names = entries(list);
-  if (names.length === 0 || names.some((name) => name === '')) throw new KeyPolicyError(`scopes must ${listOf(list)} ${KEY_SCOPES.join(', ')} with no empty entry`);
+  if (names.length === 0 || names.some((name) => name === '')) throw new KeyPolicyError(`scopes must ${listOf(list, 'one or more of')} ${KEY_SCOPES.join(', ')} with no empty entry`);
   const unknown = names.filter((name) => !(KEY_SCOPES as readonly string[]).includes(name));
   if (unknown.length > 0) throw new KeyPolicyError(`unknown scope${unknown.length === 1 ? '' : 's'} ${unknown.map((name) => `"${name}"`).join(', ')}; the scopes are ${KEY_SCOPES.join(', ')}`);
   return KEY_SCOPES.filter((scope) => names.includes(scope));
@@ -52,7 +52,7 @@ export function parseScopes(list: string | readonly string[]): KeyScope[] {
 /** `example.com,billing@example.org` (or a list): domains and exact addresses in their stored form, each once. */
 export function parseSenders(list: string | readonly string[]): string[] {
   const given = entries(list);
-  if (given.length === 0 || given.some((entry) => entry === '')) throw new KeyPolicyError(`senders must ${typeof list === 'string' ? 'be a comma-separated list of' : 'be a list of one or more'} domains and addresses with no empty entry`);
+  if (given.length === 0 || given.some((entry) => entry === '')) throw new KeyPolicyError(`senders must ${listOf(list, 'one or more')} domains and addresses with no empty entry`);
   const stored = given.map((entry) => {
     const identity: SenderIdentity = entry.includes('@') ? { address: entry } : { domain: entry };
     const form = storedSenderIdentity(identity);

@@ -58,7 +58,11 @@ function encodedHeaders(email: OutgoingEmail): MessageHeader[] {
 }
 
 export function emailTags(email: OutgoingEmail): MessageTag[] {
-  const own = Object.entries(email.tags ?? {}).map(([Name, Value]) => ({ Name, Value }));
+  // A client tag never takes a service tag's name (validation refuses it); one kept from before a
+  // name became the service's (a schedule stored then) is left out, so the service's is the one SES gets.
+  const own = Object.entries(email.tags ?? {})
+    .filter(([name]) => !isServiceTag(name))
+    .map(([Name, Value]) => ({ Name, Value }));
   const template = email.template ? [{ Name: TEMPLATE_TAGS.name, Value: email.template.name }, { Name: TEMPLATE_TAGS.version, Value: String(email.template.version) }] : [];
   const schedule = email.scheduleId ? [{ Name: SCHEDULE_TAG, Value: email.scheduleId }] : [];
   return [{ Name: ORGANIZATION_TAG, Value: email.organizationId }, ...template, ...schedule, ...own];

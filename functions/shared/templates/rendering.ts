@@ -13,6 +13,7 @@
 import { CONTROL_CHARACTERS, MAX_SUBJECT_LENGTH } from '../domain/header-safety';
 import { codePointLength, isWellFormedText } from '../domain/unicode';
 import { ExpiringCache } from '../runtime/expiring-cache';
+import { unescapePointer } from '../http/json-pointer';
 import type { FieldProblem } from '../http/problems';
 import type { Rendered } from './engine';
 import type { TemplateVersion } from './template-rules';
@@ -94,7 +95,7 @@ export function renderWith(
 }
 
 /** A pointer below `Variables` as the template writes the path: `/order/a~1b` is `order.a/b`. */
-const pathOf = (pointer: string) => pointer.slice(1).split('/').map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~')).join('.');
+const pathOf = (pointer: string) => pointer.slice(1).split('/').map(unescapePointer).join('.');
 
 /** The rules of a written message, applied to what the template made of it. */
 function renderedRules(rendered: Rendered, version: TemplateVersion, base: string): FieldProblem[] {
