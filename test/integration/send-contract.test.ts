@@ -8,6 +8,7 @@ import libmime from 'libmime';
 import { generateApiKey } from '../../functions/shared/domain/api-keys';
 import type { Harness, Tenant } from '../support/harness';
 import { authorised, message, sendBody, useHarness } from '../support/harness';
+import { withLastCharChanged } from '../support/tamper';
 
 let h!: Harness;
 let tenant!: Tenant;
@@ -394,7 +395,7 @@ describe('authentication (401)', () => {
     ['no token', () => 'Bearer'],
     ['a malformed token', () => 'Bearer not-a-key'],
     ['a well-formed key that was never issued', () => `Bearer ${generateApiKey()}`],
-    ['a key with a broken checksum', (key: string) => `Bearer ${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`],
+    ['a key with a broken checksum', (key: string) => `Bearer ${withLastCharChanged(key)}`],
     ['an empty header', () => ''],
   ])('answers 401 invalid_token for %s', async (_label, header) => {
     const result = await send(sendBody(tenant), authorised(tenant, { authorization: header(tenant.apiKey) }));
