@@ -161,12 +161,23 @@ export function send(stack: LocalStack, apiKey: string | undefined, body: unknow
 
 export { clearEmails, sentEmails } from '../support/ses-store';
 
-/** A port nothing listens on right now (the tests bind it moments later). */
+/**
+ * A port nothing listens on right now (the tests bind it moments later). Drawn below Linux's
+ * ephemeral range (32768 and up), which the kernel hands to every `listen(0)` and outgoing
+ * connection, so none of those can take it in between.
+ */
 export async function freePort(): Promise<number> {
-  const server = await occupyPort(0);
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  for (let attempt = 0; ; attempt += 1) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const server = await occupyPort(port).catch((error: unknown) => {
+      if (attempt < 50) return undefined;
+      throw error;
+    });
+    if (server) {
+      await closePort(server);
+      return port;
+    }
+  }
 }
 
 /** Holds a port on 127.0.0.1 until closed, as another program would. */
