@@ -107,14 +107,18 @@ describe('Idempotency-Key', () => {
     const key = randomUUID();
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
+    // The first request has claimed the key once it reaches SES: wait for that, not for a fixed time.
+    let reached!: () => void;
+    const sending = new Promise<void>((resolve) => (reached = resolve));
     const slow: Mailer = {
       send: async (email, signal) => {
+        reached();
         await gate;
         return h.deps.mailer.send(email, signal);
       },
     };
     const first = h.invoke({ headers: withKey(key), body: sendBody(tenant) }, { mailer: slow });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sending;
     const second = await h.invoke({ headers: withKey(key), body: sendBody(tenant) });
     release();
     expect(second.statusCode).toBe(409);

@@ -24,6 +24,7 @@ import { PART_BYTES } from '../../functions/shared/schedules/message-codec';
 import type { ScheduleTimer } from '../../functions/shared/schedules/timer';
 import { schedulePartition } from '../../functions/shared/store/table';
 import type { Harness, Tenant } from '../support/harness';
+import { DAY_MS, clearOfTurn } from '../support/clock';
 import { authorised, message, sendBody, startHarness } from '../support/harness';
 
 let harness: Harness;
@@ -148,6 +149,7 @@ describe('fireSchedule', () => {
   });
 
   it('makes a message over its Organization\'s daily quota wait for the reset at 00:00 UTC, not wake every few minutes', async () => {
+    await clearOfTurn(DAY_MS, 15_000);
     const timer = recordingTimer();
     const quotaTenant = await harness.tenant();
     const documents = createDynamoDbClient(harness.config);

@@ -16,6 +16,7 @@ import { DynamoDbDailyUsage } from '../../functions/shared/store/dynamodb-daily-
 import type { SendBudget } from '../../functions/shared/store/ports';
 import { DynamoDbAdminStore } from '../../infra/admin/admin-store';
 import type { Harness, Tenant } from '../support/harness';
+import { DAY_MS, clearOfTurn } from '../support/clock';
 import { authorised, message, sendBody, useHarness } from '../support/harness';
 import { MemoryBudget } from '../support/memory-budget';
 
@@ -38,6 +39,7 @@ const unreachable: SendBudget = {
 
 describe('the daily quota on the send path', () => {
   it('gives back what a request took when nothing could be sent (503), and counts what is sent', async () => {
+    await clearOfTurn(DAY_MS, 15_000);
     const documents = createDynamoDbClient(h.config);
     await new DynamoDbAdminStore(documents, h.config.tableName).limits.set(tenant.organizationId, { daily: 10 });
     const usage = new DynamoDbDailyUsage(documents, h.config.tableName);
@@ -79,6 +81,7 @@ describe('what a failed message gives back of the daily quota, by failure code',
     ['BadRequest', 'given back'],
     ['SendFailed', 'given back'],
   ])('%s: its recipients are %s', async (code, fate) => {
+    await clearOfTurn(DAY_MS, 10_000);
     // An Organization of its own, so each code starts from an unused quota.
     const org = await h.tenant();
     const documents = createDynamoDbClient(h.config);

@@ -31,6 +31,7 @@ import { DynamoDbDeliveryStore } from '../../functions/shared/store/dynamodb-del
 import { DynamoDbSuppressionStore } from '../../functions/shared/store/dynamodb-suppression-store';
 import { itemKey } from '../../functions/shared/store/table';
 import { useHour } from '../../functions/shared/auth/caller';
+import { HOUR_MS, clearOfTurn } from '../support/clock';
 import { RECORDS, eventBridge, mail, variant } from '../support/ses-fixtures';
 
 let harness: Harness;
@@ -109,6 +110,7 @@ describe('the settings API: scopes, senders and expiry of the user\'s own key', 
     fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
   it('makes a limited key, shows its limits, and the key is held to them', async () => {
+    await clearOfTurn(HOUR_MS, 15_000);
     const someone = await user({ organizations: ['Acme'] });
     const token = await tokenFor(someone.email);
     const generated = await post('/v1.2/me/api-key', token, { Scopes: ['status'], Senders: ['example.com'], ExpiresIn: '30d' });
@@ -184,6 +186,7 @@ describe('the settings API for a signed-in user', () => {
   });
 
   it('generates a key shown once, which sends; a second generate is 409; reading shows it masked', async () => {
+    await clearOfTurn(HOUR_MS, 15_000);
     const someone = await user({ organizations: ['Acme'] });
     const token = await tokenFor(someone.email.toUpperCase());
     const generated = await call('POST', '/v1.2/me/api-key', token);
@@ -321,10 +324,13 @@ describe('who gets nothing', () => {
 
   it('401 for an expired token', async () => {
     const someone = await user();
-    const shortLived = await otherProvider({ issuer: provider.issuer, accessTokenTtlSeconds: 1 });
+    // Three seconds, not one: a token's exp is whole seconds after an iat rounded down, so a
+    // one-second token could expire before its first use on a slow machine.
+    const shortLived = await otherProvider({ issuer: provider.issuer, accessTokenTtlSeconds: 3 });
     const token = await tokenFor(someone.email, shortLived);
     expect((await call('GET', '/v1.2/me', token)).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    const { exp } = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { exp: number };
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, exp * 1_000 - Date.now()) + 1_100));
     await refused(token);
   });
 

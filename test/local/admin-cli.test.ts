@@ -10,6 +10,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { generateApiKey, hashApiKey } from '../../functions/shared/domain/api-keys';
 import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { itemKey } from '../../functions/shared/store/table';
+import { DAY_MS, clearOfTurn } from '../support/clock';
 import { EXIT_CODES } from '../../infra/admin/command-frame';
 import type { RunningService } from '../../infra/local/emulators';
 import { ensureTable, startDynamoDb } from '../../infra/local/emulators';
@@ -312,6 +313,7 @@ describe('key sweep', () => {
 
 describe('org show and org resume', () => {
   it('shows a new Organization unpaused with an empty window, as JSON and as lines', async () => {
+    await clearOfTurn(DAY_MS, 15_000);
     const id = await newOrg();
     expect(await adminJson(env, 'org', 'show', '--org', id)).toEqual({
       id,

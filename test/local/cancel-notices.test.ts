@@ -68,7 +68,8 @@ describe("email.cancelled for the settings page's cancellations", () => {
     const hooked = await noticedTenant();
     try {
       const { tenant, token } = hooked;
-      const when = inAbout(6_000);
+      // Ten seconds ahead: a rotate, a cancel and a revoke, each after a schedule, all come before it.
+      const when = inAbout(10_000);
       const subjects = [subjectOf('rotated 1'), subjectOf('rotated 2'), subjectOf('cancel'), subjectOf('revoked')];
       const rotatedAway = [await schedule(tenant, subjects[0]!, when.text), await schedule(tenant, subjects[1]!, when.text)];
       const rotated = (await (await me(token, 'POST', '/v1.2/me/api-key/rotate')).json()) as { Key: string };
@@ -100,7 +101,8 @@ describe("email.cancelled for the admin command line's cancellations", () => {
     const hooked = await noticedTenant();
     try {
       const { tenant } = hooked;
-      const when = inAbout(4_000);
+      // Seven seconds ahead: the admin command (a process of its own) comes well before it.
+      const when = inAbout(7_000);
       const subjects = [subjectOf('cli revoked 1'), subjectOf('cli revoked 2')];
       const made = [await schedule(tenant, subjects[0]!, when.text), await schedule(tenant, subjects[1]!, when.text)];
       expect(await adminJson(env, 'key', 'revoke', '--user', tenant.userId)).toEqual({ userId: tenant.userId, revoked: true, cancelledSchedules: 2, noticeAt: 'send time' });
@@ -118,7 +120,8 @@ describe("email.cancelled for the admin command line's cancellations", () => {
     const hooked = await noticedTenant();
     try {
       const { tenant } = hooked;
-      const when = inAbout(4_000);
+      // Seven seconds ahead: the admin command (a process of its own) comes well before it.
+      const when = inAbout(7_000);
       const [stopped, left] = [subjectOf('cli stopped'), subjectOf('cli left')];
       const a = await schedule(tenant, stopped, when.text);
       await schedule(tenant, left, when.text);

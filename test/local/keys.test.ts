@@ -6,6 +6,7 @@
 import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { useHour } from '../../functions/shared/auth/caller';
+import { HOUR_MS, clearOfTurn } from '../support/clock';
 import { itemKey } from '../../functions/shared/store/table';
 import type { TestStack, Tenant } from './helpers';
 import { admin, adminEnv, adminJson, clearEmails, expectProblem, messageBody, provisionTenant, send, sentEmails, startTestStack } from './helpers';
@@ -83,6 +84,7 @@ describe('expiry', () => {
 
 describe('key show', () => {
   it('prints scopes, senders, expiry and the hour of last use, in words and as JSON', async () => {
+    await clearOfTurn(HOUR_MS, 15_000);
     const key = await rotate('--scopes', 'send,status', '--senders', 'example.com', '--expires-in', '90d');
     const before = await adminJson(env, 'key', 'show', '--user', tenant.userId);
     expect(before).toMatchObject({ scopes: ['send', 'status'], senders: ['example.com'], lastUsedAt: null, test: false });
@@ -122,6 +124,7 @@ describe('bad input changes nothing', () => {
 
 describe('service users', () => {
   it('are made with a name in one Organization, listed beside people, hold a key of their own, and outlive a person leaving', async () => {
+    await clearOfTurn(HOUR_MS, 15_000);
     const person = await adminJson(env, 'user', 'create', '--email', `leaver.${Date.now()}@users.example.net`);
     await adminJson(env, 'member', 'add', '--org', tenant.organizationId, '--user', person.id);
     const { id } = await adminJson(env, 'user', 'create', '--service', '--name', 'Billing sync', '--org', tenant.organizationId);

@@ -23,6 +23,9 @@ beforeAll(async () => {
   stack = await startTestStack({ webhookRetryScale: 0.001 });
   env = adminEnv(stack);
   [tenant, other] = [await provisionTenant(env), await provisionTenant(env)];
+  // Warm each function up once: a cold first call can take seconds on a busy machine, longer than
+  // the few seconds ahead the tests below schedule their messages.
+  await warmUp(stack, tenant);
 });
 afterAll(async () => stack?.stop());
 
@@ -54,13 +57,20 @@ async function schedule(who: Tenant, overrides: Record<string, unknown>): Promis
   return body.Messages[0].ScheduleId as string;
 }
 
+async function warmUp(on: TestStack, who: Tenant): Promise<void> {
+  expect((await send(on, who.apiKey, messageBody(who.organizationId, { Subject: 'warm-up' }))).status).toBe(200);
+  for (const url of [on.statusUrl, on.cancelUrl]) {
+    expect((await post(url, who.apiKey, { OrganizationId: who.organizationId, ScheduleIds: ['warm-up'] })).status).toBe(200);
+  }
+}
+
 const subjectOf = (tag: string) => `Scheduled ${tag} ${Math.random().toString(36).slice(2)}`;
 const emailsWith = async (subject: string) => (await sentEmails(stack.sesUrl)).filter((email) => email.subject === subject);
 
 describe('SendAt', () => {
   it('schedules a message and sends it on time, through the same pipeline, with its status and MessageId', async () => {
     const subject = subjectOf('on time');
-    const when = inAbout(2_000);
+    const when = inAbout(3_000);
     const scheduleId = await schedule(tenant, { SendAt: when.text, Subject: subject, To: ['success@simulator.amazonses.com'] });
     expect(await emailsWith(subject)).toHaveLength(0);
     expect(await statusOf(tenant, scheduleId)).toEqual({ ScheduleId: scheduleId, SendAt: when.text, Status: 'Scheduled', Recipients: [], Tags: {} });
@@ -129,7 +139,7 @@ describe('SendAt', () => {
 describe('POST /v1.2/email/cancel', () => {
   it('cancels a waiting message, which then never goes; a repeat says Cancelled, another Organization gets Unknown', async () => {
     const subject = subjectOf('cancelled');
-    const when = inAbout(2_000);
+    const when = inAbout(3_000);
     const scheduleId = await schedule(tenant, { SendAt: when.text, Subject: subject });
     const theirs = await post(stack.cancelUrl, other.apiKey, { OrganizationId: other.organizationId, ScheduleIds: [scheduleId] });
     expect(await theirs.json()).toEqual({ Messages: [{ ScheduleId: scheduleId, Status: 'Unknown' }] });
@@ -176,7 +186,7 @@ describe('at its time, the message is sent as a fresh send would be', () => {
   it('is not sent when its user left the Organization, nor when its sender was removed: Failed, told to the webhook', async () => {
     const victim = await provisionTenant(env, ['example.com', 'billing@example.net']);
     const [first, second] = [subjectOf('left'), subjectOf('sender')];
-    const when = inAbout(2_000);
+    const when = inAbout(3_000);
     const memberGone = await schedule(victim, { SendAt: when.text, Subject: first });
     const senderGone = await schedule(victim, { SendAt: when.text, Subject: second, From: 'billing@example.net' });
     await adminJson(env, 'sender', 'remove', '--org', victim.organizationId, '--address', 'billing@example.net');
@@ -187,7 +197,7 @@ describe('at its time, the message is sent as a fresh send would be', () => {
     expect(failed).toEqual({ ScheduleId: senderGone, SendAt: when.text, Status: 'Failed', Recipients: [], Tags: {}, Error: { Code: 'SenderForbidden', Message: expect.any(String), Retryable: false } });
     expect((await statusOf(victim, memberGone)).Status).toMatch(/^(Sent|Delivered)$/);
 
-    const later = inAbout(2_000);
+    const later = inAbout(3_000);
     const afterLeaving = await schedule(victim, { SendAt: later.text, Subject: first });
     await adminJson(env, 'member', 'remove', '--org', victim.organizationId, '--user', victim.userId);
     await new Promise((resolve) => setTimeout(resolve, later.at - Date.now() + 1_500));
@@ -216,7 +226,7 @@ describe('suppression at its time', () => {
         return (listed.addresses as { address: string }[]).some((entry) => entry.address === gone) || undefined;
       }, 15_000, 'the bounce to suppress the address');
 
-      const when = inAbout(2_000);
+      const when = inAbout(3_000);
       const partly = await schedule(hooked, { SendAt: when.text, To: [gone, 'success@simulator.amazonses.com'] });
       const wholly = await schedule(hooked, { SendAt: when.text, To: [gone] });
       const failed = await until(async () => {
@@ -249,7 +259,7 @@ describe('webhooks', () => {
       const when = inAbout(60_000);
       const cancelled = await schedule(hooked, { SendAt: when.text, Tags: { ref: 'c-1' } });
       await post(stack.cancelUrl, hooked.apiKey, { OrganizationId: hooked.organizationId, ScheduleIds: [cancelled] });
-      const soon = inAbout(1_500);
+      const soon = inAbout(3_000);
       const refused = await schedule(hooked, { SendAt: soon.text, From: 'ops@example.net' });
       const sent = await schedule(hooked, { SendAt: soon.text, To: ['success@simulator.amazonses.com'] });
       await adminJson(env, 'sender', 'remove', '--org', hooked.organizationId, '--address', 'ops@example.net');
@@ -294,9 +304,11 @@ describe('durability', () => {
     let second: TestStack | undefined;
     try {
       const owner = await provisionTenant(adminEnv(first));
+      await warmUp(first, owner);
       const [soon, passed] = [subjectOf('after restart'), subjectOf('while down')];
-      const later = inAbout(4_000);
-      const whileDown = inAbout(1_000);
+      // Far enough apart that the second stack starts and fires the overdue one well before the other is due.
+      const later = inAbout(10_000);
+      const whileDown = inAbout(2_000);
       for (const [subject, when] of [[soon, later], [passed, whileDown]] as const) {
         const response = await send(first, owner.apiKey, messageBody(owner.organizationId, { SendAt: when.text, Subject: subject }));
         expect(((await response.json()) as any).Messages[0].Status).toBe('Scheduled');

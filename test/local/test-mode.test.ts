@@ -100,15 +100,16 @@ describe('a test-mode key', () => {
   });
 
   it('sends a scheduled message through test mode too when its time comes', async () => {
-    const sendAt = new Date(Date.now() + 1_500).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const answer = await send(stack, testKey, messageBody(tenant.organizationId, { To: [SIM('success')], SendAt: sendAt }));
+    // Three seconds ahead: the send and the status call below must both answer while it waits.
+    const when = inAbout(3_000);
+    const answer = await send(stack, testKey, messageBody(tenant.organizationId, { To: [SIM('success')], SendAt: when.text }));
     expect(answer.status).toBe(200);
     const { Status, ScheduleId } = ((await answer.json()) as { Messages: { Status: string; ScheduleId: string }[] }).Messages[0]!;
     expect(Status).toBe('Scheduled');
     // Told as a test message while it waits, as every answer about a test message is.
     const waiting = (await (await status(testKey, { ScheduleIds: [ScheduleId] })).json()) as { Messages: Record<string, unknown>[] };
     expect(waiting.Messages[0]).toMatchObject({ ScheduleId, Status: 'Scheduled', Test: true });
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await new Promise((resolve) => setTimeout(resolve, when.at - Date.now() + 1_000));
     const [state] = await settled({ ScheduleIds: [ScheduleId] });
     expect(state).toMatchObject({ ScheduleId, Status: 'Delivered', MessageId: expect.stringMatching(/^test-/), Test: true });
     expect(await sentEmails(stack.sesUrl)).toEqual([]);

@@ -3,7 +3,7 @@
  * of the production DynamoDB client (`createDynamoDbClient`) records every HTTP request the SDK
  * would send, and answers it from an in-memory table. The stores under test are the real ones.
  */
-import { describe, expect, it } from '@jest/globals';
+import { beforeEach, describe, expect, it } from '@jest/globals';
 import { authenticate, authoriseOrganization } from '../../functions/send/authorisation';
 import { useHour } from '../../functions/shared/auth/caller';
 import { generateApiKey, hashApiKey } from '../../functions/shared/domain/api-keys';
@@ -11,6 +11,7 @@ import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
 import { CachedAccessStore } from '../../functions/shared/store/cached-access-store';
 import { DynamoDbAccessStore } from '../../functions/shared/store/dynamodb-access-store';
 import { itemKey } from '../../functions/shared/store/table';
+import { HOUR_MS, clearOfTurn } from '../support/clock';
 
 const TABLE = 'round-trips';
 const ORG = '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10';
@@ -74,6 +75,9 @@ function tenantItems(apiKey: string, organizationId = ORG, lastUsedAt: string | 
 }
 
 describe('auth path DynamoDB round trips', () => {
+  // The items say the key was used this hour; the hour must not turn before the request reads them.
+  beforeEach(() => clearOfTurn(HOUR_MS, 5_000));
+
   const keyPk = (apiKey: string) => itemKey.apiKey(hashApiKey(apiKey)).pk;
 
   const userPk = itemKey.user('u1').pk;
