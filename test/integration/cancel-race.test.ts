@@ -71,10 +71,17 @@ describe('cancel racing a firing', () => {
   it(`agrees with what happened, whichever wins, over ${ROUNDS} races`, async () => {
     const race = setUp();
     const outcomes: Record<string, number> = {};
-    // How long a cancel's way in takes on this machine now, so the spread of delays below fits it.
-    const started = Date.now();
+    // How long a cancel's way in takes on this machine now, so the spread of delays below fits it:
+    // the median of three after a first, cold one, since one sample (too slow cold, too fast
+    // between two pauses) could put every race on one side.
     await race.cancel(randomUUID());
-    const cancelMs = Math.max(5, Date.now() - started);
+    const samples: number[] = [];
+    for (let sample = 0; sample < 3; sample++) {
+      const started = Date.now();
+      await race.cancel(randomUUID());
+      samples.push(Date.now() - started);
+    }
+    const cancelMs = Math.max(5, samples.sort((a, b) => a - b)[1]!);
 
     for (let round = 0; round < ROUNDS; round++) {
       const { scheduleId, subject } = await schedule(race.scheduling);
