@@ -1,31 +1,10 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { Validations } from 'aws-cdk-lib';
 import type { App } from 'aws-cdk-lib';
 import type { PolicyViolation } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { EmailSendApiStack } from '../../infra/aws/stack';
-import { buildStack } from './support';
-
-interface Acknowledgement {
-  readonly path: string;
-  readonly id: string;
-  readonly reason: string;
-}
-
-/** The acknowledgements recorded on the stack's constructs, as cdk-nag reads them. */
-function acknowledgements(stack: EmailSendApiStack): Acknowledgement[] {
-  const found: Acknowledgement[] = [];
-  for (const construct of stack.node.findAll()) {
-    for (const entry of construct.node.metadata) {
-      if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
-      for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) {
-        found.push({ path: construct.node.path, id: id.replace(/^annotation::/i, ''), reason });
-      }
-    }
-  }
-  return found;
-}
+import { acknowledgements, buildStack, sameGroup } from './support';
 
 /** One line per violating resource, so a failure names the rule and the construct. */
 function describeViolations(violations: PolicyViolation[]): string[] {
@@ -42,9 +21,6 @@ function rawFindings(stack: EmailSendApiStack): string[] {
     .validateScope(stack)
     .violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} @ ${r.constructPath}`));
 }
-
-/** The schedule group's name is generated at synth (`<stack>-ScheduleGroup-<hash>`); the lists name it `<ScheduleGroup>`. */
-const sameGroup = (finding: string) => finding.replace(/:schedule\/[A-Za-z0-9_.-]+\/\*\]/, ':schedule/<ScheduleGroup>/*]');
 
 const COMMON_ACKNOWLEDGEMENTS = [
   'AwsSolutions-APIG4 @ EmailSendApi/HttpApi/DELETE--v1.2--templates--{Name}',

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from '@jest/globals';
-import { App } from 'aws-cdk-lib';
+import { App, Validations } from 'aws-cdk-lib';
 import type { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { EmailSendApiStack } from '../../infra/aws/stack';
@@ -123,3 +123,28 @@ export function configurationSetArns(stack: EmailSendApiStack): Json[] {
     .map((set) => sesArn([':configuration-set/', { Ref: id(set) }]))
     .sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
 }
+
+/** A cdk-nag acknowledgement recorded on a construct: its path and id, the rule, the reason. */
+export interface Acknowledgement {
+  readonly path: string;
+  readonly constructId: string;
+  readonly id: string;
+  readonly reason: string;
+}
+
+/** The acknowledgements recorded on the stack's constructs, as cdk-nag reads them. */
+export function acknowledgements(stack: Stack): Acknowledgement[] {
+  const found: Acknowledgement[] = [];
+  for (const construct of stack.node.findAll()) {
+    for (const entry of construct.node.metadata) {
+      if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
+      for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) {
+        found.push({ path: construct.node.path, constructId: construct.node.id, id: id.replace(/^annotation::/i, ''), reason });
+      }
+    }
+  }
+  return found;
+}
+
+/** The schedule group's name is generated at synth (`<stack>-ScheduleGroup-<hash>`); the lists name it `<ScheduleGroup>`. */
+export const sameGroup = (finding: string): string => finding.replace(/:schedule\/[A-Za-z0-9_.-]+\/\*\]/, ':schedule/<ScheduleGroup>/*]');

@@ -33,9 +33,6 @@ describe('fair share of the account rate, across two instances', () => {
   beforeAll(async () => {
     ({ first, second } = stacks);
     newcomer = await provisionTenant(adminEnv(first));
-    // The second instance serves its first send now, not while the flood runs: a cold first
-    // request there on a busy machine would let more of the flood go first than the share allows.
-    expect(await statuses(await send(second, newcomer.apiKey, messages(newcomer.organizationId, 1, 'warm-up')))).toEqual(['Sent']);
   }, 60_000);
 
   it("sends a newcomer's small request within its share while another Organization floods, and SES gets exactly what was Sent", async () => {

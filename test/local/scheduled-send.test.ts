@@ -23,8 +23,8 @@ beforeAll(async () => {
   stack = await startTestStack({ webhookRetryScale: 0.001 });
   env = adminEnv(stack);
   [tenant, other] = [await provisionTenant(env), await provisionTenant(env)];
-  // Warm each function up once: a cold first call can take seconds on a busy machine, longer than
-  // the few seconds ahead the tests below schedule their messages.
+  // Warm the send, status and cancel paths up once: a cold first call can take seconds on a busy
+  // machine, longer than the few seconds ahead the tests below schedule their messages.
   await warmUp(stack, tenant);
 });
 afterAll(async () => stack?.stop());

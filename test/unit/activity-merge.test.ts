@@ -8,7 +8,8 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { DeliveryStatus } from '../../functions/shared/delivery/recipient-state';
 import type { ActivityPage, ActivityQuery } from '../../functions/shared/store/dynamodb-activity-store';
-import { listMessages } from '../../functions/me/activity';
+import { FILTERED_READS } from '../../functions/shared/store/dynamodb-activity-store';
+import { ACTIVITY_PAGE_SIZE, listMessages } from '../../functions/me/activity';
 import type { MemberOrganization } from '../../functions/me/organizations';
 
 const ORGS = ['0b6c5a3e-2f4d-4e8a-9c1b-7d2e3f4a5b61', '0b6c5a3e-2f4d-4e8a-9c1b-7d2e3f4a5b62', '0b6c5a3e-2f4d-4e8a-9c1b-7d2e3f4a5b63'];
@@ -31,7 +32,7 @@ function fakeStore(rows: readonly Row[], perRead: number, counter: { queries: nu
       const entries: ActivityPage['entries'] = [];
       const positions: string[] = [];
       let next: string | undefined;
-      for (let read = 0; read < (query.status ? (query.reads ?? 10) : 1) && entries.length < query.limit; read++) {
+      for (let read = 0; read < (query.status ? (query.reads ?? FILTERED_READS) : 1) && entries.length < query.limit; read++) {
         counter.queries++;
         const chunk = own.slice(at, at + limit);
         at += chunk.length;
@@ -85,8 +86,8 @@ describe('the Activity merge across Organizations', () => {
           const before = counter.queries;
           const answer = await listMessages(member, { ...(status && { status }), ...(cursor && { cursor }) }, store);
           // The read budget is the request's, not each Organization's.
-          expect(counter.queries - before).toBeLessThanOrEqual(status ? Math.max(10, ORGS.length) : ORGS.length);
-          expect(answer.Messages.length).toBeLessThanOrEqual(50);
+          expect(counter.queries - before).toBeLessThanOrEqual(status ? Math.max(FILTERED_READS, ORGS.length) : ORGS.length);
+          expect(answer.Messages.length).toBeLessThanOrEqual(ACTIVITY_PAGE_SIZE);
           seen.push(...answer.Messages.map((message) => message.MessageId));
           cursor = answer.Cursor;
         }

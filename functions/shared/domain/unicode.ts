@@ -5,6 +5,8 @@
 
 // With the `u` flag a surrogate pair is one code point, so only an unpaired half matches.
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+/** The same, for every one in a text (a global pattern of its own: `test` on a global one keeps state). */
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'gu');
 
 export function isWellFormedText(text: string): boolean {
   return !LONE_SURROGATE.test(text);
@@ -12,7 +14,7 @@ export function isWellFormedText(text: string): boolean {
 
 /** The text with each lone surrogate replaced by U+FFFD, as a UTF-8 encoder would write it. */
 export function wellFormed(text: string): string {
-  return text.replace(/[\uD800-\uDFFF]/gu, '\uFFFD');
+  return text.replace(LONE_SURROGATES, '\uFFFD');
 }
 
 /** Length in code points (what a person counts), not UTF-16 units. */
