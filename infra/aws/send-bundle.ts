@@ -10,6 +10,7 @@ import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { middyWebStreamsOnFirstUse } from './middy-web-streams';
 import { buildWithOneStartupChunk } from './startup-chunk';
+import { validatorEsBuild } from './validator-es-build';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const SEND_ENTRY = fileURLToPath(new URL('../../functions/send/index.ts', import.meta.url));
@@ -76,8 +77,9 @@ export function splitEsbuildOptions(entry: string, outdir: string) {
     sourcesContent: false,
     mainFields: MAIN_FIELDS,
     banner: { js: CJS_REQUIRE_BANNER },
-    // Middy's web streams load with the first streamed response, never one of ours (middy-web-streams.ts).
-    plugins: [middyWebStreamsOnFirstUse],
+    // Middy's web streams load with the first streamed response, never one of ours (middy-web-streams.ts);
+    // validator is bundled from its ES module build (validator-es-build.ts).
+    plugins: [middyWebStreamsOnFirstUse, validatorEsBuild],
     logLevel: 'warning' as const,
   };
 }
