@@ -41,6 +41,21 @@ describe('ExpiringCache', () => {
     expect([cache.get('a'), cache.get('b'), cache.get('c')]).toEqual([1, undefined, 3]);
   });
 
+  it('keeps a replaced entry where it was in the order of use, and frees the slot of an expired entry that is read', () => {
+    const time = clock();
+    const cache = new ExpiringCache<string, number>({ max: 2, ttlMs: 1_000, now: time.now });
+    cache.set('a', 1);
+    cache.set('b', 2);
+    cache.replace('a', 10); // a stays the least recently used
+    cache.set('c', 3);
+    expect([cache.get('a'), cache.get('b'), cache.get('c')]).toEqual([undefined, 2, 3]);
+    cache.set('short', 4, 10);
+    time.advance(10);
+    expect(cache.get('short')).toBeUndefined(); // expired: gone, so c, set before it, still has its slot
+    cache.set('d', 5);
+    expect([cache.get('c'), cache.get('d')]).toEqual([3, 5]);
+  });
+
   it('replaces a live entry\'s value without extending its life, and does nothing for a missing or expired one', () => {
     const time = clock();
     const cache = new ExpiringCache<string, string>({ max: 10, ttlMs: 1_000, now: time.now });
