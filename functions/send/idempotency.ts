@@ -11,7 +11,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { IdempotencyInProgressProblem, IdempotencyKeyReusedProblem, InvalidIdempotencyKeyProblem } from '../shared/http/problems';
+import { IdempotencyInProgressProblem, IdempotencyKeyReusedProblem } from '../shared/http/problems';
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '../shared/store/ports';
 import { itemKey } from '../shared/store/table';
 import type { MessageResult } from './sending';
@@ -19,15 +19,6 @@ import { failed } from './sending';
 import type { SendRequest } from './validation';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
-const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/;
-
-/** The header's key, undefined when absent; a 400 when present but malformed. */
-export function readIdempotencyKey(header: string | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  if (!KEY_SHAPE.test(header)) throw new InvalidIdempotencyKeyProblem();
-  return header;
-}
-
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /**

@@ -14,10 +14,9 @@ import { isObject, own, textField, unknownFields } from '../shared/http/body-rul
 import { escapePointer } from '../shared/http/json-pointer';
 import type { CustomHeader, OutgoingAttachment, OutgoingEmail } from '../shared/mail/ports';
 import { isFreeTextHeader, isServiceTag, UNFOLDABLE_RUN } from '../shared/mail/ses-message';
+import { CONTENT_FIELDS } from './content-fields';
 import { contentTypeOf } from './content-types';
 import { fileNameRefusal } from './file-names';
-
-export const CONTENT_FIELDS = ['ReplyTo', 'Headers', 'Tags', 'Attachments'] as const;
 
 export const LIMITS = {
   replyTo: 10,

@@ -11,11 +11,12 @@ import type { Config } from '../shared/runtime/config';
 import type { Mailer } from '../shared/mail/ports';
 import type { AccessStore, DailyUsage, IdempotencyStore, OrganizationAccess, StoredResponse, SuppressionList } from '../shared/store/ports';
 import { HttpProblem } from '../shared/http/problems';
+import { once } from '../shared/runtime/deferred';
 import { withStorageFaults } from '../shared/store/storage-errors';
 import type { Caller } from './authorisation';
 import { authoriseOrganization, authoriseSenders, authoriseSending } from './authorisation';
 import type { IdempotentSession } from './idempotency';
-import { beginIdempotent, completedResponse, readIdempotencyKey } from './idempotency';
+import { readIdempotencyKey } from './idempotency-key';
 import { recordResults, timedMailer } from './metrics';
 import { decideOutcome } from './outcome';
 import type { Pacer } from './pacing';
@@ -23,7 +24,6 @@ import type { DailyQuota } from './quota';
 import { rateLimitHeaders, readDailyQuota, settleDailyQuota, takeDailyQuota } from './quota';
 import { isScheduled } from './send-at';
 import type { SchedulingDependencies } from '../shared/schedules/dependencies';
-import { scheduleMessages } from './scheduling';
 import type { MessageResult, SendOptions } from './sending';
 import { sendMessages } from './sending';
 import { applySuppressions } from './suppression';
@@ -31,8 +31,13 @@ import { renderTemplates } from './templated';
 import { resolveMessageTracking } from './tracking';
 import type { TemplateReader } from '../shared/templates/template-store';
 import type { ValidMessage } from '../shared/mail/valid-message';
-import { loadContentTypesFor } from './content-types';
+import { loadMessageContentFor } from './content-fields';
 import { validateSendRequest } from './validation';
+
+// What a request with an `Idempotency-Key`, or with a message whose `SendAt` is ahead, goes
+// through: loaded with the first such request, not at every cold start (docs/performance.md).
+const idempotencySteps = once(() => import('./idempotency'));
+const schedulingSteps = once(() => import('./scheduling'));
 
 export interface SendDependencies {
   readonly config: Config;
@@ -78,7 +83,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   // clears it after every invocation.
   deps.logger.appendKeys({ userId: caller.userId });
   const idempotencyKey = readIdempotencyKey(input.idempotencyKey);
-  await loadContentTypesFor(input.body);
+  await loadMessageContentFor(input.body);
   const request = validateSendRequest(input.body, { ...deps.config, now: deps.now() });
   const organization = await authoriseOrganization(caller, request.organizationId, deps.access);
   deps.logger.appendKeys({ organizationId: request.organizationId, messages: request.messages.length });
@@ -95,8 +100,9 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     // Organization paused, a sender removed, a template deleted or saved anew. Only membership,
     // checked above, still decides. Looked up only when such a check refuses: an accepted request
     // meets its record when it claims the key below.
-    const refused = idempotencyKey !== undefined && error instanceof HttpProblem && error.status < 500;
-    const first = refused && (await withStorageFaults(() => completedResponse({ store: deps.idempotency, userId: caller.userId, key: idempotencyKey, test: caller.test, request, now: deps.now() })));
+    if (idempotencyKey === undefined || !(error instanceof HttpProblem) || error.status >= 500) throw error;
+    const steps = await idempotencySteps();
+    const first = await withStorageFaults(() => steps.completedResponse({ store: deps.idempotency, userId: caller.userId, key: idempotencyKey, test: caller.test, request, now: deps.now() }));
     if (first) return replayed(first, input.requestId, deps.logger);
     throw error;
   }
@@ -104,7 +110,7 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   let session: IdempotentSession | undefined;
   let known: ReadonlyMap<number, MessageResult> = new Map();
   if (idempotencyKey !== undefined) {
-    const began = await beginIdempotent({
+    const began = await (await idempotencySteps()).beginIdempotent({
       store: deps.idempotency,
       userId: caller.userId,
       key: idempotencyKey,
@@ -133,8 +139,9 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     { deadline: input.deadline, ...hooks, test: caller.test },
     { ...deps, requestId: input.requestId },
   );
-  const scheduled = await scheduleMessages(
-    unsent.filter((message) => isScheduled(message.sendAt, now)),
+  const toSchedule = unsent.filter((message) => isScheduled(message.sendAt, now));
+  const scheduled = toSchedule.length === 0 ? new Map<number, MessageResult>() : await (await schedulingSteps()).scheduleMessages(
+    toSchedule,
     {
       organizationId: request.organizationId,
       userId: caller.userId,

@@ -13,7 +13,7 @@ import { CONTROL_CHARACTERS, MAX_RECIPIENTS, MAX_SUBJECT_LENGTH } from '../share
 import type { ValidMessage } from '../shared/mail/valid-message';
 import { DEFAULTS } from '../shared/runtime/config';
 import { parseExpiration, TIME_FORMAT_RULE } from './expiry';
-import { CONTENT_FIELDS, validateMessageContent } from './message-content';
+import { CONTENT_FIELDS, validateMessageContent } from './content-fields';
 import type { SendAtRules } from './send-at';
 import { readSendAt } from './send-at';
 import type { TemplateUse } from '../shared/templates/template-rules';

@@ -12,6 +12,7 @@ import fc from 'fast-check';
 import { parseExpiration } from '../../functions/send/expiry';
 import { isStrictBase64 } from '../../functions/send/message-content';
 import { UNSUPPORTED_EXTENSIONS, extensionOf } from '../../functions/send/file-names';
+import { loadMessageContent } from '../../functions/send/content-fields';
 import { loadContentTypes } from '../../functions/send/content-types';
 import { validateSendRequest } from '../../functions/send/validation';
 import { ALL_ROUTES } from '../../functions/shared/http/api-routes';
@@ -23,8 +24,9 @@ import { authorised, useHarness } from '../support/harness';
 import { compileSchema, openApiDocument as doc, openApiProblems, resolveRef } from '../support/openapi';
 import { problemTypesInCode, settingsProblemTypesInCode } from '../support/problem-types';
 
-// The send path loads the extension table before validating a request with attachments (functions/send/content-types.ts).
-beforeAll(() => loadContentTypes());
+// The send path loads the section 12 rules and the extension table before validating a request that
+// needs them (functions/send/content-fields.ts, content-types.ts).
+beforeAll(() => Promise.all([loadMessageContent(), loadContentTypes()]));
 
 type Json = Record<string, any>;
 

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import libmime from 'libmime';
 import { isStrictBase64 } from '../../functions/send/message-content';
 import { extensionOf, UNSUPPORTED_EXTENSIONS } from '../../functions/send/file-names';
+import { loadMessageContent } from '../../functions/send/content-fields';
 import { loadContentTypes } from '../../functions/send/content-types';
 import { validateSendRequest } from '../../functions/send/validation';
 import { CONTROL_CHARACTERS } from '../../functions/shared/domain/header-safety';
@@ -10,8 +11,9 @@ import { ValidationProblem } from '../../functions/shared/http/problems';
 import type { OutgoingEmail } from '../../functions/shared/mail/ports';
 import { encodeHeaderValue, toSendEmailRequest } from '../../functions/shared/mail/ses-message';
 
-// The send path loads the extension table before validating a request with attachments (functions/send/content-types.ts).
-beforeAll(() => loadContentTypes());
+// The send path loads the section 12 rules and the extension table before validating a request that
+// needs them (functions/send/content-fields.ts, content-types.ts).
+beforeAll(() => Promise.all([loadMessageContent(), loadContentTypes()]));
 
 const ORG = '5f0c7c2e-8d1c-4a55-9a8e-0c3f5e2b9a10';
 const msg = (overrides: Record<string, unknown> = {}) => ({ To: ['a@example.org'], From: 'noreply@example.com', Subject: 'Hi', TextContent: 'Body', ...overrides });
