@@ -86,6 +86,16 @@ describe('send function bundle', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /** Each marker (a string literal of the module, which minification keeps) is in a chunk a cold start does not read, and in none it does. */
+  function expectOnlyInLazyChunks(markers: readonly string[]): void {
+    const startup = startupFiles(dir);
+    const readAtStart = [...startup].map((file) => readFileSync(join(dir, file), 'utf8')).join('\n');
+    const lazy = bundleFiles(dir).filter((file) => file.endsWith('.mjs') && !startup.has(file)).map((file) => readFileSync(join(dir, file), 'utf8')).join('\n');
+    for (const marker of markers) {
+      expect({ marker, atStartUp: readAtStart.includes(marker), lazily: lazy.includes(marker) }).toEqual({ marker, atStartUp: false, lazily: true });
+    }
+  }
+
   it('builds a minified ESM bundle within the size budget', () => {
     const code = readFileSync(outfile, 'utf8');
     expect(code.startsWith(CJS_REQUIRE_BANNER)).toBe(true);
@@ -123,11 +133,8 @@ describe('send function bundle', () => {
   });
 
   it('keeps the adapters most sends never call out of what a cold start reads: schedules, templates, idempotency records, suppression lists, daily quotas, a tenant\'s pause', () => {
-    const startup = startupFiles(dir);
-    const readAtStart = [...startup].map((file) => readFileSync(join(dir, file), 'utf8')).join('\n');
-    const lazy = bundleFiles(dir).filter((file) => file.endsWith('.mjs') && !startup.has(file)).map((file) => readFileSync(join(dir, file), 'utf8')).join('\n');
     // A string each adapter's own code holds (minification keeps string literals).
-    for (const marker of [
+    expectOnlyInLazyChunks([
       'templates, the most it may; delete one first', // template-store.ts
       'is missing parts of its body', // schedule-store.ts
       '#status = :inProgress AND lockUntil = :expected', // dynamodb-idempotency-store.ts
@@ -135,23 +142,16 @@ describe('send function bundle', () => {
       'ADD #count :by', // dynamodb-suppression-store.ts
       'attribute_exists(pk) AND attribute_not_exists(#at)', // dynamodb-reputation-store.ts (a pause)
       'OrganizationsPaused', // pause-organization.ts (the metric the stack's alarm watches)
-    ]) {
-      expect({ marker, atStartUp: readAtStart.includes(marker), lazily: lazy.includes(marker) }).toEqual({ marker, atStartUp: false, lazily: true });
-    }
+    ]);
   });
 
   it('keeps what only some messages need out of what a cold start reads: the section 12 rules and file names, the Idempotency-Key steps, the scheduling path', () => {
-    const startup = startupFiles(dir);
-    const readAtStart = [...startup].map((file) => readFileSync(join(dir, file), 'utf8')).join('\n');
-    const lazy = bundleFiles(dir).filter((file) => file.endsWith('.mjs') && !startup.has(file)).map((file) => readFileSync(join(dir, file), 'utf8')).join('\n');
-    for (const marker of [
+    expectOnlyInLazyChunks([
       'must be an object of header field names to values', // message-content.ts
       'vsmacros', // file-names.ts (SES's unsupported attachment types)
       'IN_FLIGHT', // idempotency.ts (a message's checkpoint)
       "could not arm a scheduled message's timer", // scheduling.ts
-    ]) {
-      expect({ marker, atStartUp: readAtStart.includes(marker), lazily: lazy.includes(marker) }).toEqual({ marker, atStartUp: false, lazily: true });
-    }
+    ]);
     expect(startupInputs.filter((input) => input.includes('node_modules/canonicalize/'))).toEqual([]);
   });
 
