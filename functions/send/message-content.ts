@@ -14,7 +14,6 @@ import { isObject, own, textField, unknownFields } from '../shared/http/body-rul
 import { escapePointer } from '../shared/http/json-pointer';
 import type { CustomHeader, OutgoingAttachment, OutgoingEmail } from '../shared/mail/ports';
 import { isFreeTextHeader, isServiceTag, UNFOLDABLE_RUN } from '../shared/mail/ses-message';
-import { CONTENT_FIELDS } from './content-fields';
 import { contentTypeOf } from './content-types';
 import { fileNameRefusal } from './file-names';
 
@@ -253,7 +252,7 @@ const nonEmpty = <T extends object>(value: T | undefined): T | undefined =>
  * left out, so a message without them is exactly what it was before they existed.
  */
 export function validateMessageContent(message: Json, base: string, problems: ProblemList): MessageContent {
-  const given = (field: (typeof CONTENT_FIELDS)[number]) => own(message, field) ?? undefined;
+  const given = (field: 'ReplyTo' | 'Headers' | 'Tags' | 'Attachments') => own(message, field) ?? undefined;
   const [replyTo, headers, tags, attachments] = [
     given('ReplyTo') === undefined ? undefined : validateReplyTo(given('ReplyTo'), `${base}/ReplyTo`, problems),
     given('Headers') === undefined ? undefined : nonEmpty(validateHeaders(given('Headers'), `${base}/Headers`, problems)),
