@@ -94,8 +94,9 @@ export function helpText(): string {
     '                          by the local SES front (p50), and an untracked send through the front with and',
     '                          without the tracker (ratio of medians); 5 x --runs of each (seconds)',
     '  --cold                  only the cold init rows (d): --cold-runs fresh node processes per bundle',
-    '  --node <path>           the node binary the cold init imports run in (default: this one; env BENCH_NODE),',
-    '                          e.g. the Node.js major Lambda runs (see docs/performance.md, "Cold start")',
+    '  --node <path|lambda>    the node binary the cold init imports run in (default: this one; env BENCH_NODE);',
+    '                          "lambda": the Node.js major Lambda runs the functions on, fetched once from the',
+    '                          npm registry into bench-results/ on Linux x64 (see docs/performance.md, "Cold start")',
     '  --cold-cpu <n|none>     the one CPU the cold init imports run on, with taskset, as a Lambda function of',
     '                          1,024 MB gets about 0.6 of one (default: the last CPU when taskset is there;',
     '                          "none": any; env BENCH_COLD_CPU)',
@@ -194,7 +195,9 @@ export function parseOptions(argv: readonly string[], env: Readonly<Record<strin
   if (sweep.length > 8) throw new OptionsError('--sweep takes at most 8 values');
 
   const coldNode = ((values.node as string | undefined) ?? env.BENCH_NODE)?.trim() || undefined;
-  if (coldNode !== undefined && !existsSync(coldNode)) throw new OptionsError(`--node (BENCH_NODE) must name a node binary, got "${coldNode}", which does not exist`);
+  if (coldNode !== undefined && coldNode !== 'lambda' && !existsSync(coldNode)) {
+    throw new OptionsError(`--node (BENCH_NODE) must name a node binary or "lambda", got "${coldNode}", which does not exist`);
+  }
 
   const coldCpu = readColdCpu(((values['cold-cpu'] as string | undefined) ?? env.BENCH_COLD_CPU)?.trim());
 
