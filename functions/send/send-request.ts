@@ -83,6 +83,8 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   // clears it after every invocation.
   deps.logger.appendKeys({ userId: caller.userId });
   const idempotencyKey = readIdempotencyKey(input.idempotencyKey);
+  // What a request with a key goes through, loaded before any check can refuse it or anything is sent.
+  const idempotency = idempotencyKey === undefined ? undefined : { key: idempotencyKey, steps: await idempotencySteps() };
   await loadMessageContentFor(input.body);
   const request = validateSendRequest(input.body, { ...deps.config, now: deps.now() });
   const organization = await authoriseOrganization(caller, request.organizationId, deps.access);
@@ -100,20 +102,19 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
     // Organization paused, a sender removed, a template deleted or saved anew. Only membership,
     // checked above, still decides. Looked up only when such a check refuses: an accepted request
     // meets its record when it claims the key below.
-    if (idempotencyKey === undefined || !(error instanceof HttpProblem) || error.status >= 500) throw error;
-    const steps = await idempotencySteps();
-    const first = await withStorageFaults(() => steps.completedResponse({ store: deps.idempotency, userId: caller.userId, key: idempotencyKey, test: caller.test, request, now: deps.now() }));
+    if (idempotency === undefined || !(error instanceof HttpProblem) || error.status >= 500) throw error;
+    const first = await withStorageFaults(() => idempotency.steps.completedResponse({ store: deps.idempotency, userId: caller.userId, key: idempotency.key, test: caller.test, request, now: deps.now() }));
     if (first) return replayed(first, input.requestId, deps.logger);
     throw error;
   }
 
   let session: IdempotentSession | undefined;
   let known: ReadonlyMap<number, MessageResult> = new Map();
-  if (idempotencyKey !== undefined) {
-    const began = await (await idempotencySteps()).beginIdempotent({
+  if (idempotency !== undefined) {
+    const began = await idempotency.steps.beginIdempotent({
       store: deps.idempotency,
       userId: caller.userId,
-      key: idempotencyKey,
+      key: idempotency.key,
       test: caller.test,
       request,
       now: deps.now(),
@@ -133,14 +134,16 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   const hooks = session && checkpointHooks(session, deps.logger, input.requestId);
   // Sent first, scheduled after: a fault that fails the request (503: storage) then comes before
   // anything was scheduled, so nothing is scheduled twice by a client's retry.
+  const toSchedule = unsent.filter((message) => isScheduled(message.sendAt, now));
+  // Loaded before anything is sent, so a failed load sends nothing.
+  const scheduling = toSchedule.length === 0 ? undefined : await schedulingSteps();
   const sending = await deliver(
     unsent.filter((message) => !isScheduled(message.sendAt, now)),
     organization,
     { deadline: input.deadline, ...hooks, test: caller.test },
     { ...deps, requestId: input.requestId },
   );
-  const toSchedule = unsent.filter((message) => isScheduled(message.sendAt, now));
-  const scheduled = toSchedule.length === 0 ? new Map<number, MessageResult>() : await (await schedulingSteps()).scheduleMessages(
+  const scheduled = scheduling === undefined ? new Map<number, MessageResult>() : await scheduling.scheduleMessages(
     toSchedule,
     {
       organizationId: request.organizationId,
