@@ -28,8 +28,11 @@ describe('ExpiringCache', () => {
     cache.set('none', 'y', 0);
     cache.set('gone', 'z', -5);
     cache.set('forever', 'w');
+    // A time-to-live that is no number keeps nothing that is ever answered, by get or replace.
+    cache.set('nan', 'v', Number.NaN);
+    cache.replace('nan', 'u');
     time.advance(10 * 365 * 24 * 3_600_000);
-    expect([cache.get('short'), cache.get('none'), cache.get('gone'), cache.get('forever')]).toEqual([undefined, undefined, undefined, 'w']);
+    expect([cache.get('short'), cache.get('none'), cache.get('gone'), cache.get('forever'), cache.get('nan')]).toEqual([undefined, undefined, undefined, 'w', undefined]);
   });
 
   it('holds at most max entries, pushing out the least recently used', () => {

@@ -38,7 +38,8 @@ export class ExpiringCache<K, V> {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
     this.entries.delete(key);
-    if (entry.expiresAt <= this.now()) return undefined;
+    // Not `<=`: an entry whose expiry is no number is expired too, as `replace` holds it.
+    if (!(entry.expiresAt > this.now())) return undefined;
     this.entries.set(key, entry);
     return entry.value;
   }
