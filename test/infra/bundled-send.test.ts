@@ -13,7 +13,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -157,6 +157,17 @@ describeWithMoto('the send function as deployed, alone in a fresh Node (dynalite
   const stored = async (messageId: string | undefined) => (await sentEmails(ses.endpoint)).find((email) => email.messageId === messageId) as StoredWithParts | undefined;
   const message = (overrides: Record<string, unknown>) => ({ To: ['alice@example.org'], From: 'noreply@example.com', Subject: 'Hello', TextContent: 'Hi.', ...overrides });
 
+  /** The asset's answers to the requests, and the chunks its fresh Node loaded meanwhile (a module hook writes them down). */
+  async function chunksLoadedBy(requests: Parameters<typeof runAsset>[0]): Promise<{ answers: Answer[]; chunks: string[] }> {
+    const hook = join(dir, 'chunk-log-hook.mjs');
+    writeFileSync(hook, "import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) {\n  if (url.includes('/chunks/')) appendFileSync(process.env.CHUNK_LOG, url + '\\n');\n  return next(url, context);\n}\n");
+    const log = join(dir, `chunks-${randomUUID()}.log`);
+    writeFileSync(log, '');
+    const register = `import { register } from 'node:module'; register(${JSON.stringify(pathToFileURL(hook).href)});`;
+    const answers = await runAsset(requests, { CHUNK_LOG: log, NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(register)}` });
+    return { answers, chunks: readFileSync(log, 'utf8').split('\n').filter(Boolean).map((url) => url.replace(/^.*\/chunks\//, '')) };
+  }
+
   it('sends each kind of message, each loading what it needs on its first use', async () => {
     const manyHeaders = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`X-Custom-${i + 1}`, `value ${i + 1}`]));
     const inTwoHours = new Date(Date.now() + 2 * 3_600_000).toISOString();
@@ -246,4 +257,19 @@ describeWithMoto('the send function as deployed, alone in a fresh Node (dynalite
       await new Promise((resolve) => refusing.close(resolve));
     }
   }, 60_000);
+
+  // Last: its scheduled message and webhook notice would be counted by the tests above.
+  it('loads for a plain send none of the chunks only some messages need, and each for the request that needs it', async () => {
+    const ONLY_FOR_SOME = ['message-content', 'idempotency', 'scheduling'];
+    const loadedOf = (chunks: string[]) => ONLY_FOR_SOME.filter((name) => chunks.some((chunk) => new RegExp(`^${name}-[A-Z0-9]+\\.mjs$`).test(chunk)));
+    const plain = await chunksLoadedBy([{ key: liveKey, messages: [message({ Subject: 'Plain, alone' })] }]);
+    expect(plain.answers[0]!.body.Messages[0]!.Status).toBe('Sent');
+    expect(loadedOf(plain.chunks)).toEqual([]);
+    const inTwoHours = new Date(Date.now() + 2 * 3_600_000).toISOString();
+    const needing = await chunksLoadedBy([
+      { key: liveKey, messages: [message({ Subject: 'Tagged, keyed, later', Tags: { team: 'billing' }, SendAt: inTwoHours })], headers: { 'idempotency-key': `chunks-${randomUUID()}` } },
+    ]);
+    expect(needing.answers[0]!.body.Messages[0]!.Status).toBe('Scheduled');
+    expect(loadedOf(needing.chunks)).toEqual(ONLY_FOR_SOME);
+  });
 });
