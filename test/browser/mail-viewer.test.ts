@@ -54,6 +54,19 @@ function png(width: number): Buffer {
   return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(pixels)), chunk('IEND', Buffer.alloc(0))]);
 }
 
+/** `work`, or a failure naming `what` once `ms` have passed without it settling. */
+async function within<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 describe('the local mail viewer', () => {
   it('shows Reply-To, decoded custom headers, tags, the attachments, and the inline image inside the HTML', async () => {
     const body = messageBody(tenant.organizationId, {
@@ -67,14 +80,15 @@ describe('the local mail viewer', () => {
         { FileName: 'logo.png', Content: png(7).toString('base64'), ContentId: 'logo' },
       ],
     });
-    expect((await send(stack, tenant.apiKey, body)).status).toBe(200);
+    // Each step bounded below the test's own time, so a step that hangs is named (it happened once in CI).
+    expect((await within(15_000, 'the send', send(stack, tenant.apiKey, body))).status).toBe(200);
 
     const page = await browser.newPage();
     const errors = collectErrors(page);
     try {
-      await page.goto(stack.viewerUrl!);
+      await page.goto(stack.viewerUrl!, { timeout: 15_000 });
       const email = page.locator('.email', { hasText: 'Viewer check' });
-      await email.waitFor();
+      await email.waitFor({ timeout: 15_000 });
       const text = await email.innerText();
       expect(text).toContain('Reply to: help@example.com');
       expect(text).toContain('X-Greeting: Grüße aus Köln');
@@ -98,7 +112,7 @@ describe('the local mail viewer', () => {
     } finally {
       await page.close();
     }
-  });
+  }, 60_000);
 
   it('loads a tracked message’s pixel only when its HTML view is shown, and runs none of its script', async () => {
     const subject = `Tracked in the viewer ${Date.now()}`;
