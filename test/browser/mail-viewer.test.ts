@@ -81,14 +81,14 @@ describe('the local mail viewer', () => {
       ],
     });
     // Each step bounded below the test's own time, so a step that hangs is named (it happened once in CI).
-    expect((await within(15_000, 'the send', send(stack, tenant.apiKey, body))).status).toBe(200);
+    expect((await within(25_000, 'the send', send(stack, tenant.apiKey, body))).status).toBe(200);
 
     const page = await browser.newPage();
     const errors = collectErrors(page);
     try {
-      await page.goto(stack.viewerUrl!, { timeout: 15_000 });
+      await page.goto(stack.viewerUrl!, { timeout: 25_000 });
       const email = page.locator('.email', { hasText: 'Viewer check' });
-      await email.waitFor({ timeout: 15_000 });
+      await email.waitFor({ timeout: 25_000 });
       const text = await email.innerText();
       expect(text).toContain('Reply to: help@example.com');
       expect(text).toContain('X-Greeting: Grüße aus Köln');
@@ -112,7 +112,7 @@ describe('the local mail viewer', () => {
     } finally {
       await page.close();
     }
-  }, 60_000);
+  }, 90_000);
 
   it('loads a tracked message’s pixel only when its HTML view is shown, and runs none of its script', async () => {
     const subject = `Tracked in the viewer ${Date.now()}`;
