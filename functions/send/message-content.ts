@@ -252,7 +252,7 @@ const nonEmpty = <T extends object>(value: T | undefined): T | undefined =>
  * left out, so a message without them is exactly what it was before they existed.
  */
 export function validateMessageContent(message: Json, base: string, problems: ProblemList): MessageContent {
-  const given = (field: 'ReplyTo' | 'Headers' | 'Tags' | 'Attachments') => own(message, field) ?? undefined;
+  const given = (field: string) => own(message, field) ?? undefined;
   const [replyTo, headers, tags, attachments] = [
     given('ReplyTo') === undefined ? undefined : validateReplyTo(given('ReplyTo'), `${base}/ReplyTo`, problems),
     given('Headers') === undefined ? undefined : nonEmpty(validateHeaders(given('Headers'), `${base}/Headers`, problems)),
