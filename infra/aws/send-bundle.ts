@@ -9,6 +9,7 @@ import { Runtime } from 'aws-cdk-lib/aws-lambda';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { middyWebStreamsOnFirstUse } from './middy-web-streams';
+import { endpointCacheLruBuild } from './endpoint-cache-lru-build';
 import { buildWithOneStartupChunk } from './startup-chunk';
 import { validatorEsBuild } from './validator-es-build';
 
@@ -78,8 +79,9 @@ export function splitEsbuildOptions(entry: string, outdir: string) {
     mainFields: MAIN_FIELDS,
     banner: { js: CJS_REQUIRE_BANNER },
     // Middy's web streams load with the first streamed response, never one of ours (middy-web-streams.ts);
-    // validator is bundled from its ES module build (validator-es-build.ts).
-    plugins: [middyWebStreamsOnFirstUse, validatorEsBuild],
+    // validator is bundled from its ES module build (validator-es-build.ts); the DynamoDB client's
+    // endpoint cache gets an ES module in place of mnemonist's CommonJS LRUCache (endpoint-cache-lru-build.ts).
+    plugins: [middyWebStreamsOnFirstUse, validatorEsBuild, endpointCacheLruBuild],
     logLevel: 'warning' as const,
   };
 }

@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { build } from 'esbuild';
 import { Template } from 'aws-cdk-lib/assertions';
+import { ENDPOINT_CACHE_LRU } from '../../infra/aws/endpoint-cache-lru-build';
 import { READABLE_STREAM_FOR_INSTANCEOF } from '../../infra/aws/middy-web-streams';
 import { CJS_REQUIRE_BANNER, REPO_ROOT, SEND_ENTRY, buildFunction, sendEsbuildOptions } from '../../infra/aws/send-bundle';
 import { startupOutputs } from '../../infra/aws/startup-chunk';
@@ -69,6 +70,8 @@ describe('send function bundle', () => {
   let size: number;
   /** The source files of what a cold start reads, as esbuild's metafile names them. */
   let startupInputs: string[];
+  /** The source files of every chunk. */
+  let allInputs: string[];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'send-bundle-'));
@@ -76,6 +79,7 @@ describe('send function bundle', () => {
     const started = Date.now();
     const { metafile } = await buildFunction(SEND_ENTRY, dir);
     startupInputs = startupOutputs(metafile).flatMap((output) => Object.keys(metafile.outputs[output]!.inputs));
+    allInputs = Object.values(metafile.outputs).flatMap((output) => Object.keys(output.inputs));
     size = bundleFiles(dir).reduce((sum, file) => sum + statSync(join(dir, file)).size, 0);
     console.info(
       `send bundle: index.mjs ${(statSync(outfile).size / 1024).toFixed(0)} KiB, ${bundleFiles(dir).length - 1} chunks, ${(size / 1024).toFixed(0)} KiB in all, built in ${Date.now() - started} ms`,
@@ -166,6 +170,12 @@ describe('send function bundle', () => {
     const validator = startupInputs.filter((input) => input.includes('node_modules/validator/'));
     expect(validator.length).toBeGreaterThan(0);
     expect(validator.filter((input) => !input.includes('node_modules/validator/es/'))).toEqual([]);
+  });
+
+  it("gives the DynamoDB client's endpoint cache an ES module for mnemonist's CommonJS LRUCache, and bundles no mnemonist at all", () => {
+    expect(startupInputs).toContain(relative(REPO_ROOT, ENDPOINT_CACHE_LRU));
+    expect(startupInputs.filter((input) => input.includes('node_modules/@aws-sdk/endpoint-cache/')).length).toBeGreaterThan(0);
+    expect(allInputs.filter((input) => /node_modules\/(mnemonist|obliterator)\//.test(input))).toEqual([]);
   });
 
   it('keeps nodemailer\'s extension table and the X-Ray SDK out of what a cold start reads: each is a chunk loaded on demand', () => {

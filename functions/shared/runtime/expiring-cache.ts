@@ -44,6 +44,22 @@ export class ExpiringCache<K, V> {
     return entry.value;
   }
 
+  /** The value, if it is there and has not expired, leaving its place in the order of use as it is. */
+  peek(key: K): V | undefined {
+    const entry = this.entries.get(key);
+    return entry !== undefined && entry.expiresAt > this.now() ? entry.value : undefined;
+  }
+
+  /** Whether an entry is there and has not expired, leaving its place as it is. */
+  has(key: K): boolean {
+    const entry = this.entries.get(key);
+    return entry !== undefined && entry.expiresAt > this.now();
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
   /** Keeps `value` for `ttlMs` (the cache's own unless given); nothing is kept for a ttl of 0 or less. */
   set(key: K, value: V, ttlMs: number | undefined = this.options.ttlMs): void {
     if (ttlMs !== undefined && ttlMs <= 0) return;
