@@ -36,6 +36,7 @@ const FLOOR_ENTRY = fileURLToPath(new URL('./baselines/floor/index.ts', import.m
  * CPU time the process spent meanwhile (all its threads), which a busy machine moves far less.
  */
 const PROBE = `
+if (process.argv[2] === 'runtime-first') (await import('node:module')).createRequire(import.meta.url)('node:http');
 const cpu = process.cpuUsage();
 const started = performance.now();
 const mod = await import(process.argv[1]);
@@ -51,6 +52,12 @@ export interface Variant {
   readonly env: Readonly<Record<string, string>>;
   /** Node options the import runs with; the stack gives the functions none. */
   readonly nodeOptions?: readonly string[];
+  /**
+   * `node:http` required before the import, as in Lambda: the runtime interface client requires it
+   * for its own client of the Runtime API before it loads the handler, so what it loads (`net`,
+   * `stream` and the rest) is no longer the handler's to load, in either bundle.
+   */
+  readonly runtimeFirst?: boolean;
 }
 
 export interface ColdStartResult {
@@ -120,6 +127,9 @@ export function coldVariants(): Variant[] {
     // What code costs a cold start that is read but never run: how much deferring it could save.
     { name: 'floorUnrun', bundle: 'floorUnrun', env: lambdaEnv() },
     { name: 'sesOnly', bundle: 'sesOnly', env: lambdaEnv() },
+    // As Lambda's runtime loads them: after it has required node:http for itself.
+    { name: 'handlerRuntimeFirst', bundle: 'handler', env: lambdaEnv({ POWERTOOLS_TRACE_ENABLED: String(powertoolsTraceEnabled(INFRA_DEFAULTS)) }), runtimeFirst: true },
+    { name: 'sesOnlyRuntimeFirst', bundle: 'sesOnly', env: lambdaEnv(), runtimeFirst: true },
   ];
 }
 
@@ -200,7 +210,7 @@ export async function measureColdStart(options: {
     // One warm-up each (file system cache), then the variants take turns so drift hits all alike.
     for (let round = -1; round < options.runs; round++) {
       for (const variant of options.variants) {
-        const { stdout } = await run(...pinned([...(variant.nodeOptions ?? []), '--input-type=module', '-e', PROBE, files[variant.bundle]]), {
+        const { stdout } = await run(...pinned([...(variant.nodeOptions ?? []), '--input-type=module', '-e', PROBE, files[variant.bundle], ...(variant.runtimeFirst ? ['runtime-first'] : [])]), {
           env: variant.env,
           timeout: 30_000,
           maxBuffer: 1024 * 1024,
