@@ -4,7 +4,7 @@
  * cache calls, with mnemonist's meaning, on `ExpiringCache` with no expiry.
  *
  * mnemonist ships CommonJS only, and V8 parses a bundled CommonJS module twice at a cold start: its
- * `LRUCache` and the obliterator helpers it requires (7 KiB) cost the send function 0.6 to 0.9 ms
+ * `LRUCache` and the obliterator helpers it requires (7 KiB) cost the send function 0.4 to 0.6 ms
  * of every cold start (docs/performance.md, "Cold start"), for a cache that only endpoint discovery
  * uses, which this service never turns on. `test/unit/endpoint-cache-lru.test.ts` holds it to
  * mnemonist's answers, through the SDK's own `EndpointCache`.
