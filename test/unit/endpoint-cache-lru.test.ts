@@ -4,6 +4,8 @@
  * random operations on both give the same answers, directly and through the SDK's own
  * `EndpointCache`, with a capacity small enough that entries are pushed out all the time.
  */
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { EndpointCache } from '@aws-sdk/endpoint-cache';
 import fc from 'fast-check';
@@ -20,7 +22,8 @@ const lruOps = fc.array(
     { arbitrary: fc.record({ op: fc.constant('set' as const), key: keys, value: fc.integer() }), weight: 4 },
     { arbitrary: fc.record({ op: fc.constant('clear' as const) }), weight: 1 },
   ),
-  { maxLength: 60 },
+  // fast-check sizes arrays small by default (at most 10 here), too short to push entries out often.
+  { minLength: 1, maxLength: 60, size: 'max' },
 );
 
 /** Each operation's answer, and which keys are left (peeked, which changes nothing). */
@@ -48,7 +51,7 @@ const endpointOps = fc.array(
     { arbitrary: fc.record({ op: fc.constant('set' as const), key: keys, address: fc.constantFrom('x.example', 'y.example'), minutes: fc.constantFrom(0, 1, 5) }), weight: 4 },
     { arbitrary: fc.record({ op: fc.constant('clear' as const) }), weight: 1 },
   ),
-  { maxLength: 60 },
+  { minLength: 1, maxLength: 60, size: 'max' },
 );
 
 function runEndpointCache(cache: EndpointCache, ops: EndpointOp[]) {
@@ -68,7 +71,24 @@ function runEndpointCache(cache: EndpointCache, ops: EndpointOp[]) {
   });
 }
 
+const require = createRequire(import.meta.url);
+
 describe("the endpoint cache's LRUCache stand-in", () => {
+  it('is tested against the endpoint cache and the mnemonist the DynamoDB client itself resolves, not other copies', () => {
+    // After an SDK update npm may nest a newer endpoint cache under the client; this test would then compare the wrong one.
+    const from = (pkg: string, dependent: string) => require.resolve(pkg, { paths: [dirname(require.resolve(dependent))] });
+    expect(from('@aws-sdk/endpoint-cache', '@aws-sdk/middleware-endpoint-discovery')).toBe(require.resolve('@aws-sdk/endpoint-cache'));
+    expect(from('@aws-sdk/middleware-endpoint-discovery', '@aws-sdk/client-dynamodb')).toBe(require.resolve('@aws-sdk/middleware-endpoint-discovery'));
+    expect(from('mnemonist/lru-cache', '@aws-sdk/endpoint-cache')).toBe(require.resolve('mnemonist/lru-cache'));
+  });
+
+  it('refuses the capacities mnemonist refuses', () => {
+    for (const capacity of [0, -1, 2.5, Number.NaN, undefined]) {
+      expect(() => new MnemonistLruCache(capacity as number)).toThrow();
+      expect(() => new StandIn(capacity as number)).toThrow(/capacity/);
+    }
+  });
+
   it('answers every sequence of get, peek, has, set and clear as mnemonist does, pushing out the same entries', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 4 }), lruOps, (capacity, ops) => {

@@ -59,6 +59,22 @@ describe('ExpiringCache', () => {
     expect([cache.get('c'), cache.get('d')]).toEqual([3, 5]);
   });
 
+  it('peeks and answers has for a live entry only, leaving the order of use as it is, and clears', () => {
+    const time = clock();
+    const cache = new ExpiringCache<string, number>({ max: 2, ttlMs: 1_000, now: time.now });
+    cache.set('a', 1);
+    cache.set('b', 2);
+    expect([cache.peek('a'), cache.has('a'), cache.peek('x'), cache.has('x')]).toEqual([1, true, undefined, false]);
+    // Peeked and asked, a is still the least recently used: c pushes it out.
+    cache.set('c', 3);
+    expect([cache.has('a'), cache.peek('b'), cache.peek('c')]).toEqual([false, 2, 3]);
+    time.advance(1_000);
+    expect([cache.peek('b'), cache.has('b'), cache.has('c')]).toEqual([undefined, false, false]);
+    cache.set('d', 4, 5_000);
+    cache.clear();
+    expect([cache.peek('d'), cache.has('d')]).toEqual([undefined, false]);
+  });
+
   it('replaces a live entry\'s value without extending its life, and does nothing for a missing or expired one', () => {
     const time = clock();
     const cache = new ExpiringCache<string, string>({ max: 10, ttlMs: 1_000, now: time.now });

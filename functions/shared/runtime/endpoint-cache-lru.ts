@@ -15,6 +15,7 @@ export default class LRUCache<K, V> {
   private readonly entries: ExpiringCache<K, V>;
 
   constructor(capacity: number) {
+    if (!Number.isInteger(capacity) || capacity <= 0) throw new TypeError(`an LRUCache needs a capacity of 1 or more, got ${String(capacity)}`);
     this.entries = new ExpiringCache<K, V>({ max: capacity });
   }
 

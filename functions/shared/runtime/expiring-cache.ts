@@ -6,8 +6,8 @@
  * and which preallocated arrays of `max` slots for each cache: 0.3 to 0.5 ms of the send function's
  * cold start (docs/performance.md, "Cold start"), for what a `Map` does in a few lines.
  *
- * An expired entry is never answered; it is dropped when it is read, and otherwise stays until it
- * is set again or pushed out, so the bound holds whatever the clock does.
+ * An expired entry is never answered, by `get`, `peek` or `has`; `get` drops it, and otherwise it
+ * stays until it is set again or pushed out, so the bound holds whatever the clock does.
  */
 
 export interface ExpiringCacheOptions {
