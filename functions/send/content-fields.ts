@@ -7,31 +7,31 @@
  * them itself.
  */
 import type { Json, ProblemList } from '../shared/http/body-rules';
-import { own } from '../shared/http/body-rules';
+import { ownOf } from '../shared/http/body-rules';
+import { loadedOnFirstUse } from '../shared/runtime/deferred';
 import { loadContentTypesFor } from './content-types';
 import type { MessageContent } from './message-content';
 
 export const CONTENT_FIELDS = ['ReplyTo', 'Headers', 'Tags', 'Attachments'] as const;
 
-let rules: typeof import('./message-content') | undefined;
+const rules = loadedOnFirstUse(() => import('./message-content'));
 
 /** Absent and null are the same: not given. */
-const given = (message: Json, field: string): boolean => (own(message, field) ?? undefined) !== undefined;
-const hasContentFields = (message: unknown): boolean => typeof message === 'object' && message !== null && CONTENT_FIELDS.some((field) => given(message as Json, field));
+const hasContentFields = (message: unknown): boolean => CONTENT_FIELDS.some((field) => (ownOf(message, field) ?? undefined) !== undefined);
 
 /**
  * Loads what validating the body (not yet validated) takes: the section 12 rules if a message has
  * one of their fields, the extension table if an attachment names no type.
  */
 export async function loadMessageContentFor(body: unknown): Promise<void> {
-  const messages = typeof body === 'object' && body !== null ? own(body as Json, 'Messages') : undefined;
+  const messages = ownOf(body, 'Messages');
   // Errs on the side of loading: a message that is no object is refused before its content is read.
-  if (rules === undefined && Array.isArray(messages) && messages.some(hasContentFields)) await loadMessageContent();
+  if (rules.loaded() === undefined && Array.isArray(messages) && messages.some(hasContentFields)) await loadMessageContent();
   await loadContentTypesFor(body);
 }
 
 export async function loadMessageContent(): Promise<void> {
-  rules ??= await import('./message-content');
+  await rules.load();
 }
 
 /**
@@ -40,6 +40,7 @@ export async function loadMessageContent(): Promise<void> {
  */
 export function validateMessageContent(message: Json, base: string, problems: ProblemList): MessageContent {
   if (!hasContentFields(message)) return {};
-  if (rules === undefined) throw new Error('the section 12 rules are not loaded: call loadMessageContentFor(body) before validating it');
-  return rules.validateMessageContent(message, base, problems);
+  const loaded = rules.loaded();
+  if (loaded === undefined) throw new Error('the section 12 rules are not loaded: call loadMessageContentFor(body) before validating it');
+  return loaded.validateMessageContent(message, base, problems);
 }

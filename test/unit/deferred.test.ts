@@ -4,7 +4,7 @@
  * does not load them.
  */
 import { describe, expect, it } from '@jest/globals';
-import { deferred, once } from '../../functions/shared/runtime/deferred';
+import { deferred, loadedOnFirstUse, once } from '../../functions/shared/runtime/deferred';
 
 interface Greeter {
   greet(name: string, times?: number): Promise<string>;
@@ -64,5 +64,21 @@ describe('deferred ports', () => {
     const get = once(async () => ++made);
     expect(await Promise.all([get(), get()])).toEqual([1, 1]);
     expect(await get()).toBe(1);
+  });
+
+  it('loadedOnFirstUse: nothing to read until loaded, then the value, synchronously; a failed load is tried again', async () => {
+    let attempts = 0;
+    const table = loadedOnFirstUse(async () => {
+      attempts++;
+      if (attempts === 1) throw new Error('chunk not found');
+      return { rows: attempts };
+    });
+    expect(table.loaded()).toBeUndefined();
+    await expect(table.load()).rejects.toThrow('chunk not found');
+    expect(table.loaded()).toBeUndefined();
+    const [first, second] = await Promise.all([table.load(), table.load()]);
+    expect(first).toBe(second);
+    expect(table.loaded()).toEqual({ rows: 2 });
+    expect(attempts).toBe(2);
   });
 });

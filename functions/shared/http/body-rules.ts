@@ -15,6 +15,8 @@ export type Json = Record<string, unknown>;
 
 export const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 export const own = (object: Json, field: string): unknown => (Object.hasOwn(object, field) ? object[field] : undefined);
+/** `own` of a value not yet known to be an object (or an array): undefined for anything else. */
+export const ownOf = (value: unknown, field: string): unknown => (typeof value === 'object' && value !== null ? own(value as Json, field) : undefined);
 
 /** Problems found so far: all are counted, the first ones kept (the answer lists no more). */
 export class ProblemList {

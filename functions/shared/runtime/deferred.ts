@@ -14,6 +14,17 @@ export function once<T>(make: () => Promise<T>): () => Promise<T> {
   }));
 }
 
+/**
+ * What `make` gives, loaded by `load()` (once, as `once`), then read synchronously by `loaded()`,
+ * undefined until then: for code that must stay synchronous (validation) and can be loaded ahead,
+ * by the first request that will need it.
+ */
+export function loadedOnFirstUse<T>(make: () => Promise<T>): { readonly load: () => Promise<T>; readonly loaded: () => T | undefined } {
+  let value: T | undefined;
+  const load = once(async () => (value = await make()));
+  return { load, loaded: () => value };
+}
+
 /** The methods of `T` that return a promise: the only ones a deferred port can forward. */
 type AsyncMethods<T> = { [K in keyof T]: T[K] extends (...args: never[]) => Promise<unknown> ? K : never }[keyof T];
 

@@ -35,25 +35,22 @@ export class ExpiringCache<K, V> {
 
   /** The value, if it is there and has not expired; it becomes the most recently used. */
   get(key: K): V | undefined {
-    const entry = this.entries.get(key);
-    if (entry === undefined) return undefined;
+    const entry = this.live(key);
+    // Moved to the end when live; dropped when expired.
     this.entries.delete(key);
-    // Not `<=`: an entry whose expiry is no number is expired too, as `replace` holds it.
-    if (!(entry.expiresAt > this.now())) return undefined;
+    if (entry === undefined) return undefined;
     this.entries.set(key, entry);
     return entry.value;
   }
 
   /** The value, if it is there and has not expired, leaving its place in the order of use as it is. */
   peek(key: K): V | undefined {
-    const entry = this.entries.get(key);
-    return entry !== undefined && entry.expiresAt > this.now() ? entry.value : undefined;
+    return this.live(key)?.value;
   }
 
   /** Whether an entry is there and has not expired, leaving its place as it is. */
   has(key: K): boolean {
-    const entry = this.entries.get(key);
-    return entry !== undefined && entry.expiresAt > this.now();
+    return this.live(key) !== undefined;
   }
 
   clear(): void {
@@ -70,7 +67,13 @@ export class ExpiringCache<K, V> {
 
   /** Replaces the value of an entry that has not expired, which keeps its expiry and its place; otherwise nothing. */
   replace(key: K, value: V): void {
+    const entry = this.live(key);
+    if (entry !== undefined) this.entries.set(key, { value, expiresAt: entry.expiresAt });
+  }
+
+  /** The entry if it is there and has not expired (not `<=`: an expiry that is no number has passed), its place left as it is. */
+  private live(key: K): Entry<V> | undefined {
     const entry = this.entries.get(key);
-    if (entry !== undefined && entry.expiresAt > this.now()) this.entries.set(key, { value, expiresAt: entry.expiresAt });
+    return entry !== undefined && entry.expiresAt > this.now() ? entry : undefined;
   }
 }
