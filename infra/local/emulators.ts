@@ -7,7 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
-import { CreateTableCommand, DescribeTableCommand, ResourceNotFoundException, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, ResourceInUseException, ResourceNotFoundException, UpdateTimeToLiveCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import * as sesLocal from 'aws-ses-v2-local';
@@ -142,28 +142,64 @@ export async function startSesEmulator(options: { port?: number } = {}): Promise
   return { endpoint: `http://${LOOPBACK}:${port}`, port, close: () => closeServer(server) };
 }
 
-/** Creates the service's table if it is not there yet (same key schema and TTL as in AWS). */
-export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<'created' | 'existed'> {
+/**
+ * How long `ensureTable` waits for a table to become ACTIVE. The embedded emulator creates tables
+ * at once; another DynamoDB (dynalite by default, DynamoDB Local, LocalStack) may take a while, and
+ * until then every item written to the table is refused with ResourceNotFoundException.
+ */
+export interface TableWait {
+  /** Seconds, in all three: the SDK's waiter options. */
+  readonly maxWaitTime: number;
+  readonly minDelay: number;
+  readonly maxDelay: number;
+}
+export const TABLE_ACTIVE_WAIT: TableWait = { maxWaitTime: 60, minDelay: 0.1, maxDelay: 2 };
+
+/**
+ * Creates the service's table if it is not there yet (same key schema and TTL as in AWS), and
+ * returns once it is ACTIVE: also when another process created it a moment before (two local
+ * stacks started at once against one DynamoDB), so that nothing is written to a table still
+ * being created.
+ */
+export async function ensureTable(client: DynamoDBClient, tableName: string, wait: Partial<TableWait> = {}): Promise<'created' | 'existed'> {
+  const options = { ...TABLE_ACTIVE_WAIT, ...wait };
+  const active = async () => {
+    try {
+      await waitUntilTableExists({ client, ...options }, { TableName: tableName });
+    } catch (error) {
+      if ((error as Error).name !== 'TimeoutError') throw error;
+      throw new Error(`The table ${tableName} did not become ACTIVE within ${options.maxWaitTime} s: the DynamoDB endpoint has not finished creating it`);
+    }
+  };
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (Table?.TableStatus !== 'ACTIVE') await active();
     return 'existed';
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
   }
-  await client.send(
-    new CreateTableCommand({
-      TableName: tableName,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: TABLE_SCHEMA.partitionKey, AttributeType: 'S' },
-        { AttributeName: TABLE_SCHEMA.sortKey, AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: TABLE_SCHEMA.partitionKey, KeyType: 'HASH' },
-        { AttributeName: TABLE_SCHEMA.sortKey, KeyType: 'RANGE' },
-      ],
-    }),
-  );
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: TABLE_SCHEMA.partitionKey, AttributeType: 'S' },
+          { AttributeName: TABLE_SCHEMA.sortKey, AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: TABLE_SCHEMA.partitionKey, KeyType: 'HASH' },
+          { AttributeName: TABLE_SCHEMA.sortKey, KeyType: 'RANGE' },
+        ],
+      }),
+    );
+  } catch (error) {
+    // Created by another process between the describe and the create: theirs is the same table.
+    if (!(error instanceof ResourceInUseException)) throw error;
+    await active();
+    return 'existed';
+  }
+  await active();
   await client
     .send(
       new UpdateTimeToLiveCommand({
