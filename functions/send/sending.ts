@@ -3,8 +3,8 @@
  * a bounded pool, each at the turn the pacer gave it within the account's send rate; each is
  * checked for expiry when its turn comes. A message whose turn would come after the deadline is
  * reported `Failed: Throttled` without being tried. Throttling that still happens is retried at a
- * new turn, and transient SES faults with exponential backoff and full jitter, while the deadline
- * allows. Nothing is silently dropped.
+ * new turn (after a backoff too when no rate is known), and transient SES faults with exponential
+ * backoff and full jitter, while the deadline allows. Nothing is silently dropped.
  */
 import type { FailureCode, Mailer, OutgoingEmail } from '../shared/mail/ports';
 import { FAILURE_CODES, SendFailure } from '../shared/mail/ports';
@@ -109,20 +109,26 @@ async function sendOne(message: ValidMessage, turn: number, options: SendOptions
       return { Index: message.index, Status: 'Sent', MessageId: messageId };
     } catch (error) {
       const code = error instanceof SendFailure ? error.code : 'SendFailed';
+      const delay = Math.random() * Math.min(cap, base * 2 ** (attempt - 1));
       if (code === 'Throttled' && options.pacer && attempt < maxAttempts) {
         // SES throttled despite the plan: slow down, and try again at a new turn of the budget.
         options.pacer.throttled();
-        const again = options.pacer.begin(sharerOf(options), [{ units: recipientsOf(message), expiresAt: message.expiresAt }], deadline - CALL_ALLOWANCE_MS);
+        const lastSendAt = deadline - CALL_ALLOWANCE_MS;
+        // With no account rate known (GetAccount failed, or the endpoint cannot say) the budget
+        // gives the new turn at once and cannot slow down: back off as from any transient fault.
+        const notBefore = (await options.pacer.pace()) === undefined ? now() + delay : 0;
+        if (notBefore > lastSendAt) return failed(message.index, code);
+        const again = options.pacer.begin(sharerOf(options), [{ units: recipientsOf(message), expiresAt: message.expiresAt }], lastSendAt);
         const next = await again.turn(0).catch(() => 'storage' as const);
         if (next === 'expired') return { Index: message.index, Status: 'Expired' };
         if (typeof next !== 'number') {
           if (again.retryAt !== undefined) retryAt(again.retryAt);
           return failed(message.index, code);
         }
-        if (next > now()) await sleep(next - now());
+        const at = Math.max(next, notBefore);
+        if (at > now()) await sleep(at - now());
         continue;
       }
-      const delay = Math.random() * Math.min(cap, base * 2 ** (attempt - 1));
       const canRetry = FAILURE_CODES[code].retry && attempt < maxAttempts && now() + delay < deadline;
       if (!canRetry) return failed(message.index, code);
       await sleep(delay);

@@ -1,9 +1,11 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import { Pacer } from '../../functions/send/pacing';
 import { sendMessages } from '../../functions/send/sending';
 import type { ValidMessage } from '../../functions/shared/mail/valid-message';
 import type { Mailer, OutgoingEmail } from '../../functions/shared/mail/ports';
 import { SendFailure } from '../../functions/shared/mail/ports';
 import { parseEmailAddress } from '../../functions/shared/domain/email-address';
+import { MemoryBudget } from '../support/memory-budget';
 
 const message = (index: number, extra: Partial<ValidMessage> = {}): ValidMessage => ({
   index,
@@ -99,6 +101,44 @@ describe('sendMessages', () => {
     expect(mailer.calls).toHaveLength(0);
     expect(results[0]).toMatchObject({ Status: 'Failed', Error: { Code: 'DeadlineExceeded', Retryable: true } });
     expect(recorded).toEqual(results);
+  });
+
+  describe('SES throttling with a pacer whose rate is unknown (GetAccount failed, or the endpoint cannot say)', () => {
+    afterEach(() => {
+      jest.restoreAllMocks();
+    });
+
+    /** A pacer on a virtual clock whose quota never says a rate, and a mailer that records when it was called. */
+    function unknownRate(throttledCalls: number) {
+      const clock = virtualClock();
+      const pacer = new Pacer({ budget: new MemoryBudget(), quota: { maxSendRate: async () => undefined }, now: clock.now, sleep: clock.sleep });
+      const at: number[] = [];
+      const mailer = scriptedMailer(async (_email, attempt) => {
+        at.push(clock.now());
+        if (attempt <= throttledCalls) throw new SendFailure('Throttled');
+        return 'id';
+      });
+      return { clock, pacer, mailer, at };
+    }
+
+    it('backs off exponentially between tries, as from any transient fault, instead of retrying at once', async () => {
+      jest.spyOn(Math, 'random').mockReturnValue(1); // the full jitter at its top: each delay is base × 2^(n−1)
+      const { clock, pacer, mailer, at } = unknownRate(3);
+      const start = clock.now();
+      const { results } = await sendMessages([message(0)], { ...base, pacer, mailer, deadline: start + 10_000, now: clock.now, sleep: clock.sleep });
+      expect(results).toEqual([{ Index: 0, Status: 'Sent', MessageId: 'id' }]);
+      expect(at.map((t) => t - start)).toEqual([0, 50, 150, 350]);
+    });
+
+    it('gives up, Throttled and retryable, when the next backoff would pass the deadline', async () => {
+      jest.spyOn(Math, 'random').mockReturnValue(1);
+      const { clock, pacer, mailer, at } = unknownRate(5);
+      const start = clock.now();
+      const { results } = await sendMessages([message(0)], { ...base, pacer, mailer, deadline: start + 700, now: clock.now, sleep: clock.sleep });
+      expect(results[0]).toMatchObject({ Status: 'Failed', Error: { Code: 'Throttled', Retryable: true } });
+      // 0, 50 and 150 fit before the last send at 200 ms (the deadline less the call's allowance); 350 does not.
+      expect(at.map((t) => t - start)).toEqual([0, 50, 150]);
+    });
   });
 
   it('stops retrying when the backoff would pass the deadline', async () => {
