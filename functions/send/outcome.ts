@@ -18,7 +18,7 @@ export interface Outcome {
  */
 export const REQUEST_AT_FAULT: ReadonlySet<string> = new Set(['Suppressed', 'MessageRejected', 'SenderNotVerified']);
 
-/** Seconds a client should wait after a 429, by failure code. */
+/** Seconds a client should wait after a 429, by failure code, when nothing more exact is known. */
 const RETRY_AFTER_SECONDS: Partial<Record<string, number>> = { Throttled: 1, QuotaExceeded: 60 };
 /** No answer ever asks a client to wait longer than a day (the daily quota's period). */
 export const MAX_RETRY_AFTER_SECONDS = 86_400;
@@ -39,7 +39,9 @@ export function decideOutcome(results: readonly MessageResult[], budgetRoomInSec
   if (failures.length === 0) return { statusCode: 200, headers: {} };
   const throttled = failures.filter((code) => FAILURE_CODES[code].throttling);
   const known = [budgetRoomInSeconds, quotaResetInSeconds].filter((seconds): seconds is number => seconds !== undefined);
-  const wait = retryAfterSeconds(Math.max(...known, ...throttled.map((code) => RETRY_AFTER_SECONDS[code] ?? 1)));
+  // The reset itself when it is known, even in its last minute: a fixed minute would point past it.
+  const exact: Partial<Record<string, number>> = { Throttled: budgetRoomInSeconds, QuotaExceeded: quotaResetInSeconds };
+  const wait = retryAfterSeconds(Math.max(...known, ...throttled.map((code) => exact[code] ?? RETRY_AFTER_SECONDS[code] ?? 1)));
   if (results.some((result) => result.Status === 'Sent' || result.Status === 'Scheduled')) {
     return { statusCode: 207, headers: known.length > 0 && throttled.length > 0 ? { 'Retry-After': String(wait) } : {} };
   }

@@ -42,6 +42,13 @@ describe('decideOutcome', () => {
     expect(decideOutcome([failed(0, 'QuotaExceeded')], undefined, 40_000)).toEqual({ statusCode: 429, headers: { 'Retry-After': '40000' } });
   });
 
+  it('names the reset in its last minute too, not a fixed minute that would point past it', () => {
+    expect(decideOutcome([failed(0, 'QuotaExceeded')], undefined, 24.5)).toEqual({ statusCode: 429, headers: { 'Retry-After': '25' } });
+    expect(decideOutcome([sent(0), failed(1, 'QuotaExceeded')], undefined, 0.2).headers['Retry-After']).toBe('1');
+    // Throttled as well: the later of the two still wins.
+    expect(decideOutcome([failed(0, 'Throttled'), failed(1, 'QuotaExceeded')], 3, 24.5).headers['Retry-After']).toBe('25');
+  });
+
   it('always says a whole number of seconds, at least 1 and at most a day, whatever the budget said', () => {
     expect(decideOutcome([failed(0, 'Throttled')], 1e27).headers['Retry-After']).toBe('86400');
     expect(decideOutcome([failed(0, 'Throttled')], Number.NaN).headers['Retry-After']).toBe('1');
