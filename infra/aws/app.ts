@@ -4,11 +4,23 @@
  */
 import { App, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { readSettings } from './settings';
+import { readSettings, SettingsError } from './settings';
 import { EmailSendApiStack, SERVICE_NAME } from './stack';
 
 const app = new App();
-const { stackName } = readSettings(app);
+
+/** The settings, or the message naming what is wrong with them and exit 1: a stack trace would only bury it. */
+function settingsOrExit(): ReturnType<typeof readSettings> {
+  try {
+    return readSettings(app);
+  } catch (error) {
+    if (!(error instanceof SettingsError)) throw error;
+    console.error(error.message);
+    process.exit(1);
+  }
+}
+
+const { stackName } = settingsOrExit();
 
 new EmailSendApiStack(app, 'EmailSendApi', {
   stackName,

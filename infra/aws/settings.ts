@@ -193,6 +193,7 @@ export function readSettings(scope: Construct, environment: NodeJS.ProcessEnv = 
     PROBLEM_TYPE_BASE: DEFAULTS.problemTypeBase,
     SES_TENANTS: String(tenantsEnabled),
   };
+  const fromContext: [key: string, variable: string][] = [];
   for (const [key, variable] of Object.entries(SERVICE_CONTEXT_KEYS)) {
     const value = read.raw(key);
     if (value === undefined) continue;
@@ -201,13 +202,16 @@ export function readSettings(scope: Construct, environment: NodeJS.ProcessEnv = 
       continue;
     }
     serviceEnvironment[variable] = String(value);
+    fromContext.push([key, variable]);
   }
   // The function's own parser is the authority on what it accepts: run it now, so a value the
-  // function would reject at start-up stops the deployment instead.
+  // function would reject at start-up stops the deployment instead. It names the function's
+  // variable; the message names the context key that was set as well.
   try {
     loadConfig({ TABLE_NAME: 'synth-time-check', ...serviceEnvironment });
   } catch (error) {
-    read.problem(error instanceof Error ? error.message : String(error));
+    const message = (error instanceof Error ? error.message : String(error)).replace(/^Invalid configuration: /, '');
+    read.problem(fromContext.reduce((text, [key, variable]) => text.replace(new RegExp(`\\b${variable}\\b`, 'g'), `context "${key}" (${variable})`), message));
   }
 
   read.finish((message) => new SettingsError(`Invalid CDK context: ${message}`));

@@ -514,7 +514,8 @@ describe('EmailSendApiStack context', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ MAX_MESSAGES: '50', AUTH_CACHE_SECONDS: '0', PROBLEM_TYPE_BASE: 'https://docs.example.com/problems/', SES_MAX_SEND_RATE: '14' }) },
     });
-    expect(() => buildStack({ authCacheSeconds: 120 })).toThrow(/AUTH_CACHE_SECONDS must be a whole number from 0 to 60/);
+    expect(() => buildStack({ authCacheSeconds: 120 })).toThrow(/context "authCacheSeconds" \(AUTH_CACHE_SECONDS\) must be a whole number from 0 to 60/);
+    expect(() => buildStack({ maxScheduleDays: 999 })).toThrow(/context "maxScheduleDays" \(MAX_SCHEDULE_DAYS\) must be a whole number from 1 to 365/);
     expect(() => buildStack({ maxMessages: 'lots' })).toThrow(/MAX_MESSAGES/);
   });
 

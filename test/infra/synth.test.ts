@@ -62,6 +62,18 @@ describe('cdk synth (CLI)', () => {
     expect(report.pluginReports).toEqual([]);
   }, 120_000);
 
+  it('stops on an invalid setting with one line naming the context key, and no stack trace', () => {
+    // The app entry as cdk.json runs it, given context the way the CLI hands `-c maxScheduleDays=999` over.
+    const result = spawnSync('npx', ['tsx', 'infra/aws/app.ts'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify({ maxScheduleDays: '999' }), CDK_OUTDIR: outdir },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim()).toBe('Invalid CDK context: context "maxScheduleDays" (MAX_SCHEDULE_DAYS) must be a whole number from 1 to 365, got "999"');
+  }, 70_000);
+
   // cfn-lint checks every resource against CloudFormation's own schemas, including the SES
   // configuration sets' tracking and VDM options, which no emulator here deploys (moto's
   // CloudFormation has no AWS::SES types). Needs cfn-lint (pip install cfn-lint): skipped with a
