@@ -24,7 +24,12 @@ export interface SendApi {
   readonly customDomain: DomainName | undefined;
 }
 
-/** No request headers or body: the Authorization header must never reach a log. */
+/**
+ * No request headers or body: the Authorization header must never reach a log. No path either:
+ * a client that puts its key in the URL (`GET /v1.2/templates/tme_…`) would have it logged here,
+ * where nothing can redact it. `routeKey` names the route; the functions' own `request finished`
+ * lines hold the path, key-like text redacted, under the same `requestId`.
+ */
 const ACCESS_LOG_FIELDS = {
   requestId: '$context.requestId',
   requestTime: '$context.requestTime',
@@ -32,7 +37,6 @@ const ACCESS_LOG_FIELDS = {
   userAgent: '$context.identity.userAgent',
   domainName: '$context.domainName',
   httpMethod: '$context.httpMethod',
-  path: '$context.path',
   routeKey: '$context.routeKey',
   protocol: '$context.protocol',
   status: '$context.status',

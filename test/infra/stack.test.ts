@@ -123,6 +123,8 @@ describe('EmailSendApiStack (default context, bundled as by cdk synth)', () => {
         integrationError: '$context.integrationErrorMessage',
       });
       expect(settings.Format.toLowerCase()).not.toMatch(/authorization|\$request\.header|\$context\.authorizer/);
+      // Nor the path, where a key put in the URL by mistake would be logged unredacted.
+      expect(settings.Format).not.toMatch(/\$context\.path|\$request\.path/);
       expect(template.toJSON().Resources[ids.accessLogs].Properties.RetentionInDays).toBe(30);
     });
 

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { createLogger } from '../../functions/shared/runtime/observability';
 import type { Harness, Tenant } from '../support/harness';
 import { authorised, message, sendBody, useHarness } from '../support/harness';
 
@@ -15,7 +16,7 @@ useHarness((harness, first) => {
   tenant = first;
 });
 
-async function captureLogs(run: (logger: Logger) => Promise<void>): Promise<string[]> {
+async function captureLogs(run: (logger: Logger) => Promise<void>, logger = new Logger({ serviceName: 'email-send-api', logLevel: 'DEBUG' })): Promise<string[]> {
   const lines: string[] = [];
   const capture = (chunk: unknown) => {
     lines.push(...String(chunk).split('\n').filter(Boolean));
@@ -24,12 +25,24 @@ async function captureLogs(run: (logger: Logger) => Promise<void>): Promise<stri
   const out = jest.spyOn(process.stdout, 'write').mockImplementation(capture as never);
   const err = jest.spyOn(process.stderr, 'write').mockImplementation(capture as never);
   try {
-    await run(new Logger({ serviceName: 'email-send-api', logLevel: 'DEBUG' }));
+    await run(logger);
   } finally {
     out.mockRestore();
     err.mockRestore();
   }
   return lines;
+}
+
+/** What `make` builds with POWERTOOLS_LOG_LEVEL at `level` (the suites run at WARN). */
+function withLevel<T>(level: string, make: () => T): T {
+  const previous = process.env.POWERTOOLS_LOG_LEVEL;
+  process.env.POWERTOOLS_LOG_LEVEL = level;
+  try {
+    return make();
+  } finally {
+    if (previous === undefined) delete process.env.POWERTOOLS_LOG_LEVEL;
+    else process.env.POWERTOOLS_LOG_LEVEL = previous;
+  }
 }
 
 describe('logging', () => {
@@ -80,5 +93,18 @@ describe('logging', () => {
       if (previous === undefined) delete process.env.POWERTOOLS_LOGGER_LOG_EVENT;
       else process.env.POWERTOOLS_LOGGER_LOG_EVENT = previous;
     }
+  });
+
+  it('redacts a key a client put in the path, in the log line and in the 404 that quotes the path, with the logger the functions use', async () => {
+    let body = '';
+    const lines = await captureLogs(async (logger) => {
+      const result = await h.invoke({ method: 'GET', path: `/v1.2/${tenant.apiKey}`, headers: authorised(tenant) }, { logger });
+      expect(result.statusCode).toBe(404);
+      body = result.rawBody;
+    }, withLevel('INFO', createLogger));
+    const finished = lines.map((line) => JSON.parse(line)).find((entry) => entry.message === 'request finished');
+    expect(finished).toMatchObject({ statusCode: 404, path: '/v1.2/[redacted API key]' });
+    expect(body).toContain('Nothing is served at /v1.2/[redacted API key].');
+    for (const text of [lines.join('\n'), body]) expect(text).not.toContain(tenant.apiKey.slice(4, 20));
   });
 });

@@ -95,6 +95,17 @@ describe('startLocalStack', () => {
     expect(stack.logs.some((line) => line.includes('POST /v1.2/email/send 200'))).toBe(true);
     expect(stack.logs.join('\n')).not.toMatch(/tme_/);
   });
+
+  it('neither logs nor echoes a key a client put in the URL instead of the Authorization header', async () => {
+    const key = tenant.apiKey;
+    const asTemplateName = await fetch(`${stack.apiUrl}/v1.2/templates/${key}?organizationId=${tenant.organizationId}`, { headers: { Authorization: `Bearer ${key}` } });
+    const asPath = await fetch(`${stack.apiUrl}/${key}`);
+    expect([asTemplateName.status, asPath.status]).toEqual([404, 404]);
+    const bodies = [await asTemplateName.text(), await asPath.text()];
+    for (const body of bodies) expect(body).toContain('[redacted API key]');
+    expect(stack.logs.some((line) => line.startsWith('GET /[redacted API key] 404'))).toBe(true);
+    for (const text of [...bodies, stack.logs.join('\n')]) expect(text).not.toContain(key.slice(4, 20));
+  });
 });
 
 describe('POST /v1.2/email/send over HTTP', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { generateApiKey, hashApiKey, isTestApiKey, isWellFormedApiKey, keyLastFour, KEY_PREFIX, maskApiKey } from '../../functions/shared/domain/api-keys';
+import fc from 'fast-check';
+import { generateApiKey, hashApiKey, isTestApiKey, isWellFormedApiKey, keyLastFour, KEY_PREFIX, maskApiKey, REDACTED_KEY, redactApiKeys } from '../../functions/shared/domain/api-keys';
 
 describe('API keys', () => {
   it('carries the recognisable prefix and a fixed length', () => {
@@ -56,5 +57,31 @@ describe('API keys', () => {
     const live = generateApiKey();
     expect(isWellFormedApiKey(`tme_test${live.slice(4)}`)).toBe(false);
     expect(isWellFormedApiKey(`tme_test_${live.slice(5)}`)).toBe(false);
+  });
+});
+
+describe('redactApiKeys', () => {
+  const key = fc.boolean().map((test) => generateApiKey({ test }));
+  // Text around a key: anything, but no key characters touching it (they would make the key longer, which is redacted too).
+  const around = fc.string().map((text) => text.replace(/[0-9A-Za-z_]+$/, '').replace(/^[0-9A-Za-z_]+/, ''));
+
+  it('leaves no live or test key, nor any part of one past its first 8 characters, in any text around it', () => {
+    fc.assert(
+      fc.property(around, key, around, key, (before, first, between, second) => {
+        const out = redactApiKeys(`${before}${first}${between}/${second}`);
+        for (const k of [first, second]) expect(out).not.toContain(k.slice(4, 20));
+        expect(out).toBe(`${before}${REDACTED_KEY}${between}/${REDACTED_KEY}`);
+      }),
+    );
+  });
+
+  it('redacts a truncated or mistyped key as well, and leaves text without one as it was', () => {
+    const k = generateApiKey();
+    expect(redactApiKeys(`/v1.2/templates/${k.slice(0, 30)}`)).toBe(`/v1.2/templates/${REDACTED_KEY}`);
+    expect(redactApiKeys(`GET /${k}x 404`)).toBe(`GET /${REDACTED_KEY} 404`);
+    fc.assert(fc.property(fc.string().filter((text) => !text.includes('tme_')), (text) => redactApiKeys(text) === text));
+    // What `key show` prints and too short a tail are not keys.
+    expect(redactApiKeys(maskApiKey('ab12'))).toBe(maskApiKey('ab12'));
+    expect(redactApiKeys('tme_short')).toBe('tme_short');
   });
 });

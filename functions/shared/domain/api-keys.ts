@@ -61,6 +61,22 @@ export function keyLastFour(key: string): string {
   return key.slice(-4);
 }
 
+/**
+ * Anything with a key's prefix and at least 8 more key characters: a whole key, a truncated or
+ * mistyped one (still mostly secret), a test-mode key. What a secret scanner would flag.
+ */
+const KEY_LIKE = /tme_[0-9A-Za-z_]{8,}/g;
+export const REDACTED_KEY = '[redacted API key]';
+
+/**
+ * `text` with every key-like string in it replaced: for what the service writes out of what a
+ * client sent (a path in a log line, a name in an error body), where a key put in the wrong place
+ * (`GET /v1.2/templates/tme_…`) must not be logged or echoed either.
+ */
+export function redactApiKeys(text: string): string {
+  return text.includes('tme_') ? text.replace(KEY_LIKE, REDACTED_KEY) : text;
+}
+
 /** What `key show` prints: the prefix and the last four characters. */
 export function maskApiKey(lastFour: string, test = false): string {
   return `${test ? TEST_KEY_PREFIX : KEY_PREFIX}…${lastFour}`;

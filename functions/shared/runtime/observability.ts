@@ -8,6 +8,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type middy from '@middy/core';
+import { redactApiKeys } from '../domain/api-keys';
 import { sourceMappedErrors } from './source-mapped-errors';
 
 export const SERVICE_NAME = process.env.POWERTOOLS_SERVICE_NAME ?? 'email-send-api';
@@ -17,7 +18,9 @@ export function createLogger(): Logger {
   // POWERTOOLS_LOG_LEVEL sets the level; POWERTOOLS_LOGGER_SAMPLE_RATE (0..1) turns on DEBUG for
   // that share of invocations. An error's stack names our source lines, read from the bundle's
   // source maps when it is logged (source-mapped-errors.ts), not at every cold start.
-  return new Logger({ serviceName: SERVICE_NAME, jsonReplacerFn: sourceMappedErrors });
+  // Every string of every line is redacted of key-like text: a key a client put in a path (or
+  // anywhere else that is logged) never reaches a log line.
+  return new Logger({ serviceName: SERVICE_NAME, jsonReplacerFn: (key, value) => (typeof value === 'string' ? redactApiKeys(value) : sourceMappedErrors(key, value)) });
 }
 
 /** CloudWatch embedded-metric-format metrics; POWERTOOLS_METRICS_DISABLED=true turns them off. */

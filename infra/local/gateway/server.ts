@@ -10,6 +10,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import { InvalidAccessTokenProblem } from '../../../functions/me/problems';
+import { redactApiKeys } from '../../../functions/shared/domain/api-keys';
 import { methodsServedAt } from '../../../functions/shared/http/api-routes';
 import { PayloadTooLargeProblem } from '../../../functions/shared/http/problems';
 import { DEFAULTS as SERVICE_DEFAULTS } from '../../../functions/shared/runtime/config';
@@ -82,7 +83,7 @@ export function createApiServer(opts: ApiServerOptions = {}): ApiServer {
   const server = createServer({ requireHostHeader: false }, (req, res) => {
     const started = Date.now();
     trackResponse(req, res);
-    res.on('finish', () => options.log?.(`${req.method} ${pathOf(req.url)} ${res.statusCode} ${Date.now() - started}ms`));
+    res.on('finish', () => options.log?.(`${req.method} ${redactApiKeys(pathOf(req.url))} ${res.statusCode} ${Date.now() - started}ms`));
     serve(req, res).catch((error: unknown) => {
       // The connection went while the body was read (the client left, or the parser refused
       // the rest of the request and answered that itself): no one to answer, nothing to report.

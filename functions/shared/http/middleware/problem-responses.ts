@@ -6,6 +6,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { redactApiKeys } from '../../domain/api-keys';
 import { HttpProblem } from '../problems';
 
 export interface ProblemResponsesOptions {
@@ -83,6 +84,7 @@ export function problemResponse(problem: HttpProblem | undefined, typeBase: stri
       'Cache-Control': 'no-store',
       'X-Request-Id': requestId,
     } as Record<string, string>,
-    body: JSON.stringify(body),
+    // A detail may quote what the client sent (a path, a name): a key sent in the wrong place is not echoed.
+    body: redactApiKeys(JSON.stringify(body)),
   };
 }
