@@ -324,6 +324,7 @@ describe('bad input: a clear 400, nothing stored or sent', () => {
         message({ Template: { Name: name, Variables: { user: { first: 'a\r\nBcc: x@evil.example' }, lines: [{ text: 'x' }] } } }),
         message({ Template: { Name: name, Variables: { user: { first: 'Ann' }, lines: [] } } }),
         message({ Template: { Name: name, Variables: { user: 'Ann', lines: [] } } }),
+        message({ Template: { Name: name, Variables: { user: { first: { given: 'Ann' } }, lines: [] } } }),
       ],
     });
     const renderProblem = await expectProblem(rendered, 400);
@@ -335,6 +336,8 @@ describe('bad input: a clear 400, nothing stored or sent', () => {
       { pointer: '/Messages/4/Template', detail: expect.stringContaining('TextContent and HtmlContent are both empty') },
       // A name read inside a variable that is not an object: that variable, in plain words.
       { pointer: '/Messages/5/Template/Variables/user', detail: 'the template reads names inside this variable ({{user.…}}), so it must be an object; it is a string' },
+      // An object where the template prints a value: no "[object Object]" in anyone's mail.
+      { pointer: '/Messages/6/Template/Variables/user/first', detail: 'the template puts this variable in the message ({{user.first}}), so it must be a string, number or boolean; it is an object' },
     ]);
     expect(await emailsWith(subject)).toHaveLength(0);
   });

@@ -59,9 +59,16 @@ describe('the engine against reference Handlebars', () => {
         const source = `{{#each list}}{{${name}}}{{/each}}`;
         const list = [vars, { [name]: 'present' }];
         const ours = renderTemplate(compileTemplate({ Subject: 'x', TextContent: source }), { list });
-        const missing = Object.hasOwn(vars, name) ? [] : [{ kind: 'missing', pointer: `/list/0/${name}` }];
-        expect(ours.problems).toEqual(missing);
-        if (missing.length === 0) expect(ours.rendered.TextContent).toBe(reference.compile(source, { noEscape: true })({ list }));
+        const value: unknown = vars[name];
+        const pointer = `/list/0/${name}`;
+        // A list or object is reported too: the reference would write it as "[object Object]" or "a,b".
+        const expected = !Object.hasOwn(vars, name)
+          ? [{ kind: 'missing', pointer }]
+          : typeof value === 'object' && value !== null
+            ? [{ kind: 'notScalar', pointer, is: Array.isArray(value) ? 'a list' : 'an object' }]
+            : [];
+        expect(ours.problems).toEqual(expected);
+        if (expected.length === 0) expect(ours.rendered.TextContent).toBe(reference.compile(source, { noEscape: true })({ list }));
       }),
       { numRuns: 200 },
     );
@@ -83,6 +90,22 @@ describe('the engine against reference Handlebars', () => {
     for (const [value, is] of [['', 'string'], [0, 'number'], [false, 'boolean'], [null, 'null']] as const) {
       expect(renderTemplate(compileTemplate({ Subject: '{{user.name}}' }), { user: value }).problems).toEqual([{ kind: 'notObject', pointer: '/user', is }]);
     }
+  });
+
+  it('names a list or object put in the message as text, where Handlebars would write [object Object], in every field and in a loop', () => {
+    for (const field of ['Subject', 'TextContent', 'HtmlContent'] as const) {
+      const compiled = compileTemplate({ [field]: 'Hello {{name}}' } as never);
+      expect(renderTemplate(compiled, { name: { first: 'Ann' } }).problems).toEqual([{ kind: 'notScalar', pointer: '/name', is: 'an object' }]);
+      expect(renderTemplate(compiled, { name: ['Ann', 'Bo'] }).problems).toEqual([{ kind: 'notScalar', pointer: '/name', is: 'a list' }]);
+      expect(renderTemplate(compiled, { name: 'Ann' })).toEqual({ rendered: { [field]: 'Hello Ann' }, problems: [] });
+    }
+    const loop = compileTemplate({ Subject: '{{#each items}}{{this}};{{/each}}' });
+    expect(renderTemplate(loop, { items: ['a', { b: 1 }] }).problems).toEqual([{ kind: 'notScalar', pointer: '/items/1', is: 'an object' }]);
+    expect(renderTemplate(loop, { items: ['a', 2, true] })).toEqual({ rendered: { Subject: 'a;2;true;' }, problems: [] });
+    // Used as a condition, a list to loop over, or read inside, an object is what it should be.
+    expect(renderTemplate(compileTemplate({ Subject: '{{#if o}}{{o.a}}{{/if}}{{#each o}}{{@key}}{{/each}}' }), { o: { a: 1 } }).problems).toEqual([]);
+    // A missing name is still reported as missing, though strict mode prints the object to word its error.
+    expect(renderTemplate(compileTemplate({ Subject: '{{o.missing}}' }), { o: { a: 1 } }).problems).toEqual([{ kind: 'missing', pointer: '/o/missing' }]);
   });
 
   it('names a name missing inside a list at its pointer, whatever the list holds (strict mode reads the items to word its error)', () => {

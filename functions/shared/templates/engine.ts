@@ -24,7 +24,7 @@ import Handlebars from 'handlebars';
 import type { TemplateContent, TemplateField } from './template-rules';
 import { TEMPLATE_FIELDS, TEMPLATE_LIMITS } from './template-rules';
 import type { Tracking } from './watched-variables';
-import { RenderBudgetExceeded, isLookupIn, watch } from './watched-variables';
+import { RenderBudgetExceeded, isLookupIn, printedNotScalar, watch } from './watched-variables';
 
 type Node = { readonly type: string; readonly loc?: { readonly start: { readonly line: number } } } & Record<string, unknown>;
 type Path = Node & { readonly original: string; readonly parts: readonly string[]; readonly data: boolean; readonly depth?: number; readonly head?: unknown };
@@ -41,6 +41,8 @@ export type RenderProblem =
   | { readonly kind: 'missing'; readonly pointer: string }
   /** A variable the template reads a name in (`{{c.d}}`) that is not an object: `is` says what it is. */
   | { readonly kind: 'notObject'; readonly pointer: string; readonly is: string }
+  /** A list or object the template puts in the message as text (`{{order}}`). */
+  | { readonly kind: 'notScalar'; readonly pointer: string; readonly is: 'a list' | 'an object' }
   | { readonly kind: 'field'; readonly field: TemplateField; readonly detail: string };
 
 export type Rendered = Partial<Record<TemplateField, string>>;
@@ -177,7 +179,7 @@ const MAX_MISSING = 20;
  * `MAX_MISSING`) by rendering again with the ones found so far read as empty.
  */
 export function renderTemplate(compiled: Compiled, variables: Readonly<Record<string, unknown>>): { readonly rendered: Rendered; readonly problems: RenderProblem[] } {
-  const tracking: Tracking = { steps: 0, failedCheck: undefined, readMiss: undefined, scalar: undefined, filled: new Set() };
+  const tracking: Tracking = { steps: 0, failedCheck: undefined, readMiss: undefined, scalar: undefined, filled: new Set(), printed: [] };
   const problems: RenderProblem[] = [];
   const rendered: Rendered = {};
   for (const field of TEMPLATE_FIELDS) {
@@ -186,7 +188,10 @@ export function renderTemplate(compiled: Compiled, variables: Readonly<Record<st
     for (;;) {
       [tracking.failedCheck, tracking.readMiss, tracking.scalar] = [undefined, undefined, undefined];
       try {
-        rendered[field] = template(watch(variables, '', tracking), { allowProtoPropertiesByDefault: false, allowProtoMethodsByDefault: false });
+        const text = template(watch(variables, '', tracking), { allowProtoPropertiesByDefault: false, allowProtoMethodsByDefault: false });
+        const printed = printedNotScalar(text, tracking);
+        if (printed) problems.push({ kind: 'notScalar', ...printed });
+        else rendered[field] = text;
         break;
       } catch (error) {
         if (error instanceof RenderBudgetExceeded) {

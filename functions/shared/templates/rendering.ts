@@ -79,6 +79,8 @@ export function renderWith(
     switch (problem.kind) {
       case 'missing':
         return { pointer: `${base}/Variables${problem.pointer}`, detail: 'the template uses this variable, and Variables does not give it' };
+      case 'notScalar':
+        return { pointer: `${base}/Variables${problem.pointer}`, detail: `the template puts this variable in the message (${problem.pointer ? `{{${pathOf(problem.pointer)}}}` : '{{this}}'}), so it must be a string, number or boolean; it is ${problem.is}` };
       case 'notObject':
         return { pointer: `${base}/Variables${problem.pointer}`, detail: `the template reads names inside this variable ({{${pathOf(problem.pointer)}.…}}), so it must be an object; it is ${problem.is === 'null' ? 'null' : `a ${problem.is}`}` };
       default:

@@ -1,8 +1,9 @@
 /**
  * The template engine's view of a message's variables (engine.ts, layer 3): a proxy that counts
  * every lookup (a rendering past `TEMPLATE_LIMITS.renderSteps` stops) and records, by JSON pointer,
- * the name strict mode did not find, or the scalar it looked a name up in, so the client learns
- * `/Variables/user/firstName`, not Handlebars' `[object Object]`.
+ * the name strict mode did not find, the scalar it looked a name up in, or the list or object it
+ * was asked to print, so the client learns `/Variables/user/firstName`, and no message says
+ * Handlebars' `[object Object]`.
  */
 import { escapePointer } from '../http/json-pointer';
 import { TEMPLATE_LIMITS } from './template-rules';
@@ -12,6 +13,22 @@ export class RenderBudgetExceeded extends Error {
     super('rendering exceeded its step budget');
     this.name = 'RenderBudgetExceeded';
   }
+}
+
+/**
+ * What a list or object turns into when Handlebars makes text of it (`{{order}}`; it would write
+ * `[object Object]`): a marker naming the variable, found in the rendered field afterwards
+ * (`printedNotScalar`). Not an error thrown on the spot: Handlebars also turns a context into a
+ * primitive to compare it (`context != depths[0]`), which must go on as before.
+ */
+const MARKER = '\u0000template-value-';
+const MARKED = /\u0000template-value-(\d+)\u0000/;
+
+/** The first list or object `rendered` holds as text, by its pointer, or undefined. */
+export function printedNotScalar(rendered: string, tracking: Tracking): Tracking['printed'][number] | undefined {
+  if (!rendered.includes(MARKER)) return undefined;
+  const index = MARKED.exec(rendered)?.[1];
+  return index === undefined ? undefined : tracking.printed[Number(index)];
 }
 
 export interface Tracking {
@@ -30,6 +47,8 @@ export interface Tracking {
   scalar: { readonly pointer: string; readonly is: string; readonly text: string } | undefined;
   /** Pointers already reported missing: they read as empty so the next rendering finds the next one. */
   readonly filled: Set<string>;
+  /** Lists and objects made text of, by marker number (`MARKER`). */
+  readonly printed: { readonly pointer: string; readonly is: 'a list' | 'an object' }[];
 }
 
 /**
@@ -69,6 +88,10 @@ export function watch(value: object, pointer: string, tracking: Tracking): objec
       if (++tracking.steps > TEMPLATE_LIMITS.renderSteps) throw new RenderBudgetExceeded();
       // Once a check failed, what is read is strict mode wording its error: nothing to learn.
       const learning = tracking.failedCheck === undefined;
+      if (key === Symbol.toPrimitive) {
+        const printed = tracking.printed.push({ pointer, is: Array.isArray(target) ? 'a list' : 'an object' }) - 1;
+        return () => `${MARKER}${printed}\u0000`;
+      }
       if (typeof key === 'string' && !Object.hasOwn(target, key)) {
         const at = `${pointer}/${escapePointer(key)}`;
         if (tracking.filled.has(at)) return FILLER;
