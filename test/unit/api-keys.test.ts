@@ -65,7 +65,7 @@ describe('redactApiKeys', () => {
   // Text around a key: anything, but no key characters touching it (they would make the key longer, which is redacted too).
   const around = fc.string().map((text) => text.replace(/[0-9A-Za-z_]+$/, '').replace(/^[0-9A-Za-z_]+/, ''));
 
-  it('leaves no live or test key, nor any part of one past its first 8 characters, in any text around it', () => {
+  it('leaves no live or test key, nor any part of one past its first 20 characters, in any text around it', () => {
     fc.assert(
       fc.property(around, key, around, key, (before, first, between, second) => {
         const out = redactApiKeys(`${before}${first}${between}/${second}`);
@@ -83,5 +83,7 @@ describe('redactApiKeys', () => {
     // What `key show` prints and too short a tail are not keys.
     expect(redactApiKeys(maskApiKey('ab12'))).toBe(maskApiKey('ab12'));
     expect(redactApiKeys('tme_short')).toBe('tme_short');
+    expect(redactApiKeys('/v1.2/templates/tme_welcome_email')).toBe('/v1.2/templates/tme_welcome_email');
+    expect(redactApiKeys(k.slice(0, 24))).toBe(REDACTED_KEY);
   });
 });

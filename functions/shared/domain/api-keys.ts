@@ -62,10 +62,11 @@ export function keyLastFour(key: string): string {
 }
 
 /**
- * Anything with a key's prefix and at least 8 more key characters: a whole key, a truncated or
- * mistyped one (still mostly secret), a test-mode key. What a secret scanner would flag.
+ * Anything with a key's prefix and at least 20 more key characters: a whole key, a truncated or
+ * mistyped one (still mostly secret), a test-mode key. What a secret scanner would flag. (Fewer
+ * would also take names that merely start `tme_`, such as a template called `tme_welcome`.)
  */
-const KEY_LIKE = /tme_[0-9A-Za-z_]{8,}/g;
+const KEY_LIKE = /tme_[0-9A-Za-z_]{20,}/g;
 export const REDACTED_KEY = '[redacted API key]';
 
 /**
