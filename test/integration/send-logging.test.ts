@@ -33,15 +33,15 @@ async function captureLogs(run: (logger: Logger) => Promise<void>, logger = new 
   return lines;
 }
 
-/** What `make` builds with POWERTOOLS_LOG_LEVEL at `level` (the suites run at WARN). */
-function withLevel<T>(level: string, make: () => T): T {
-  const previous = process.env.POWERTOOLS_LOG_LEVEL;
-  process.env.POWERTOOLS_LOG_LEVEL = level;
+/** `run` with the environment variable `name` set to `value`, and then as it was. */
+async function withEnv<T>(name: string, value: string, run: () => T | Promise<T>): Promise<T> {
+  const previous = process.env[name];
+  process.env[name] = value;
   try {
-    return make();
+    return await run();
   } finally {
-    if (previous === undefined) delete process.env.POWERTOOLS_LOG_LEVEL;
-    else process.env.POWERTOOLS_LOG_LEVEL = previous;
+    if (previous === undefined) delete process.env[name];
+    else process.env[name] = previous;
   }
 }
 
@@ -80,19 +80,14 @@ describe('logging', () => {
   });
 
   it('never logs the event, and so the key, even with POWERTOOLS_LOGGER_LOG_EVENT=true', async () => {
-    const previous = process.env.POWERTOOLS_LOGGER_LOG_EVENT;
-    process.env.POWERTOOLS_LOGGER_LOG_EVENT = 'true';
-    try {
+    await withEnv('POWERTOOLS_LOGGER_LOG_EVENT', 'true', async () => {
       const lines = await captureLogs(async (logger) => {
         await h.invoke({ headers: authorised(tenant), body: sendBody(tenant) }, { logger });
       });
       expect(lines.some((line) => line.includes('request finished'))).toBe(true);
       expect(lines.join('\n')).not.toContain(tenant.apiKey);
       expect(lines.join('\n')).not.toContain('Bearer');
-    } finally {
-      if (previous === undefined) delete process.env.POWERTOOLS_LOGGER_LOG_EVENT;
-      else process.env.POWERTOOLS_LOGGER_LOG_EVENT = previous;
-    }
+    });
   });
 
   it('redacts a key a client put in the path, in the log line and in the 404 that quotes the path, with the logger the functions use', async () => {
@@ -101,7 +96,7 @@ describe('logging', () => {
       const result = await h.invoke({ method: 'GET', path: `/v1.2/${tenant.apiKey}`, headers: authorised(tenant) }, { logger });
       expect(result.statusCode).toBe(404);
       body = result.rawBody;
-    }, withLevel('INFO', createLogger));
+    }, await withEnv('POWERTOOLS_LOG_LEVEL', 'INFO', createLogger));
     const finished = lines.map((line) => JSON.parse(line)).find((entry) => entry.message === 'request finished');
     expect(finished).toMatchObject({ statusCode: 404, path: '/v1.2/[redacted API key]' });
     expect(body).toContain('Nothing is served at /v1.2/[redacted API key].');

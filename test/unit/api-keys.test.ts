@@ -1,6 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { generateApiKey, hashApiKey, isTestApiKey, isWellFormedApiKey, keyLastFour, KEY_PREFIX, maskApiKey, REDACTED_KEY, redactApiKeys } from '../../functions/shared/domain/api-keys';
+import { generateApiKey, hashApiKey, isTestApiKey, isWellFormedApiKey, keyLastFour, KEY_PREFIX, maskApiKey, REDACTED_KEY, redactApiKeys, redactingReplacer } from '../../functions/shared/domain/api-keys';
+import { problemResponse } from '../../functions/shared/http/middleware/problem-responses';
+import { ValidationProblem } from '../../functions/shared/http/problems';
 
 describe('API keys', () => {
   it('carries the recognisable prefix and a fixed length', () => {
@@ -84,6 +86,20 @@ describe('redactApiKeys', () => {
     expect(redactApiKeys(maskApiKey('ab12'))).toBe(maskApiKey('ab12'));
     expect(redactApiKeys('tme_short')).toBe('tme_short');
     expect(redactApiKeys('/v1.2/templates/tme_welcome_email')).toBe('/v1.2/templates/tme_welcome_email');
+    expect(redactApiKeys('tme_order_confirmation_reminder_v2')).toBe('tme_order_confirmation_reminder_v2');
+    expect(redactApiKeys(`${k}_v2`)).toBe(`${REDACTED_KEY}_v2`);
     expect(redactApiKeys(k.slice(0, 24))).toBe(REDACTED_KEY);
+  });
+});
+
+describe('redactingReplacer', () => {
+  it('redacts string values, so a JSON body stays valid whatever escape comes before a key-like string', () => {
+    const key = generateApiKey();
+    // "\t" then "me_…": redacting the JSON text would have cut the escape "\\t" in half.
+    const tab = `\tme_${'a'.repeat(24)}`;
+    const { body } = problemResponse(new ValidationProblem([{ pointer: `/Messages/0/${tab}`, detail: 'unknown field' }, { pointer: `/${key}`, detail: key }]), '/problems/', 'r-1');
+    const parsed = JSON.parse(body) as { errors: { pointer: string; detail: string }[] };
+    expect(parsed.errors).toEqual([{ pointer: `/Messages/0/${tab}`, detail: 'unknown field' }, { pointer: `/${REDACTED_KEY}`, detail: REDACTED_KEY }]);
+    fc.assert(fc.property(fc.dictionary(fc.string(), fc.string()), (value) => void JSON.parse(JSON.stringify(value, redactingReplacer))));
   });
 });

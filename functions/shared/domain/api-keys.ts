@@ -62,11 +62,12 @@ export function keyLastFour(key: string): string {
 }
 
 /**
- * Anything with a key's prefix and at least 20 more key characters: a whole key, a truncated or
- * mistyped one (still mostly secret), a test-mode key. What a secret scanner would flag. (Fewer
- * would also take names that merely start `tme_`, such as a template called `tme_welcome`.)
+ * A key's prefix (live or test) and at least 20 more key characters: a whole key, a truncated or
+ * mistyped one (still mostly secret). What a secret scanner would flag. Key characters are base62
+ * only, so names that merely start `tme_` (a template called `tme_order_confirmation`) are not
+ * taken for one.
  */
-const KEY_LIKE = /tme_[0-9A-Za-z_]{20,}/g;
+const KEY_LIKE = /tme_(?:test_)?[0-9A-Za-z]{20,}/g;
 export const REDACTED_KEY = '[redacted API key]';
 
 /**
@@ -76,6 +77,14 @@ export const REDACTED_KEY = '[redacted API key]';
  */
 export function redactApiKeys(text: string): string {
   return text.includes('tme_') ? text.replace(KEY_LIKE, REDACTED_KEY) : text;
+}
+
+/**
+ * A `JSON.stringify` replacer that redacts every string value. On the values, not the JSON text:
+ * an escape before a key-like string (`"\\tme_…"`) must not be cut in half.
+ */
+export function redactingReplacer(_key: string, value: unknown): unknown {
+  return typeof value === 'string' ? redactApiKeys(value) : value;
 }
 
 /** What `key show` prints: the prefix and the last four characters. */

@@ -8,7 +8,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type middy from '@middy/core';
-import { redactApiKeys } from '../domain/api-keys';
+import { redactingReplacer } from '../domain/api-keys';
 import { sourceMappedErrors } from './source-mapped-errors';
 
 export const SERVICE_NAME = process.env.POWERTOOLS_SERVICE_NAME ?? 'email-send-api';
@@ -20,7 +20,7 @@ export function createLogger(): Logger {
   // source maps when it is logged (source-mapped-errors.ts), not at every cold start.
   // Every string of every line is redacted of key-like text: a key a client put in a path (or
   // anywhere else that is logged) never reaches a log line.
-  return new Logger({ serviceName: SERVICE_NAME, jsonReplacerFn: (key, value) => (typeof value === 'string' ? redactApiKeys(value) : sourceMappedErrors(key, value)) });
+  return new Logger({ serviceName: SERVICE_NAME, jsonReplacerFn: (key, value) => sourceMappedErrors(key, redactingReplacer(key, value)) });
 }
 
 /** CloudWatch embedded-metric-format metrics; POWERTOOLS_METRICS_DISABLED=true turns them off. */

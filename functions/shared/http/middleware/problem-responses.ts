@@ -6,7 +6,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { redactApiKeys } from '../../domain/api-keys';
+import { redactingReplacer } from '../../domain/api-keys';
 import { HttpProblem } from '../problems';
 
 export interface ProblemResponsesOptions {
@@ -85,6 +85,6 @@ export function problemResponse(problem: HttpProblem | undefined, typeBase: stri
       'X-Request-Id': requestId,
     } as Record<string, string>,
     // A detail may quote what the client sent (a path, a name): a key sent in the wrong place is not echoed.
-    body: redactApiKeys(JSON.stringify(body)),
+    body: JSON.stringify(body, redactingReplacer),
   };
 }
