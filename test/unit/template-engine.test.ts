@@ -104,6 +104,14 @@ describe('the engine against reference Handlebars', () => {
     expect(renderTemplate(loop, { items: ['a', 2, true] })).toEqual({ rendered: { Subject: 'a;2;true;' }, problems: [] });
     // Used as a condition, a list to loop over, or read inside, an object is what it should be.
     expect(renderTemplate(compileTemplate({ Subject: '{{#if o}}{{o.a}}{{/if}}{{#each o}}{{@key}}{{/each}}' }), { o: { a: 1 } }).problems).toEqual([]);
+    // Once, though two fields print it.
+    expect(renderTemplate(compileTemplate({ Subject: '{{name}}', TextContent: 'Hi {{name}}' }), { name: {} }).problems).toEqual([{ kind: 'notScalar', pointer: '/name', is: 'an object' }]);
+    // No variable's text passes for the marker, nor hides the real one (it holds a nonce of the rendering).
+    const forged = ['\u0000template-value-0\u0000', '\u0000x:0\u0000', '\u0000'];
+    for (const text of forged) {
+      expect(renderTemplate(compileTemplate({ Subject: 's', TextContent: '{{x}} {{name}}' }), { x: text, name: { a: 1 } }).problems).toEqual([{ kind: 'notScalar', pointer: '/name', is: 'an object' }]);
+      expect(renderTemplate(compileTemplate({ Subject: 's', TextContent: '{{x}}' }), { x: text })).toEqual({ rendered: { Subject: 's', TextContent: text }, problems: [] });
+    }
     // A missing name is still reported as missing, though strict mode prints the object to word its error.
     expect(renderTemplate(compileTemplate({ Subject: '{{o.missing}}' }), { o: { a: 1 } }).problems).toEqual([{ kind: 'missing', pointer: '/o/missing' }]);
   });

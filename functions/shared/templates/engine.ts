@@ -20,6 +20,7 @@
  * Values are HTML-escaped in `HtmlContent` only (Handlebars' own escaping); `Subject` and
  * `TextContent` get them as written.
  */
+import { randomBytes } from 'node:crypto';
 import Handlebars from 'handlebars';
 import type { TemplateContent, TemplateField } from './template-rules';
 import { TEMPLATE_FIELDS, TEMPLATE_LIMITS } from './template-rules';
@@ -179,7 +180,7 @@ const MAX_MISSING = 20;
  * `MAX_MISSING`) by rendering again with the ones found so far read as empty.
  */
 export function renderTemplate(compiled: Compiled, variables: Readonly<Record<string, unknown>>): { readonly rendered: Rendered; readonly problems: RenderProblem[] } {
-  const tracking: Tracking = { steps: 0, failedCheck: undefined, readMiss: undefined, scalar: undefined, filled: new Set(), printed: [] };
+  const tracking: Tracking = { steps: 0, failedCheck: undefined, readMiss: undefined, scalar: undefined, filled: new Set(), printed: [], nonce: randomBytes(12).toString('base64url') };
   const problems: RenderProblem[] = [];
   const rendered: Rendered = {};
   for (const field of TEMPLATE_FIELDS) {
@@ -190,8 +191,9 @@ export function renderTemplate(compiled: Compiled, variables: Readonly<Record<st
       try {
         const text = template(watch(variables, '', tracking), { allowProtoPropertiesByDefault: false, allowProtoMethodsByDefault: false });
         const printed = printedNotScalar(text, tracking);
-        if (printed) problems.push({ kind: 'notScalar', ...printed });
-        else rendered[field] = text;
+        if (!printed) rendered[field] = text;
+        // Once per variable, though Subject and TextContent may both print it.
+        else if (!problems.some((problem) => problem.kind === 'notScalar' && problem.pointer === printed.pointer)) problems.push({ kind: 'notScalar', ...printed });
         break;
       } catch (error) {
         if (error instanceof RenderBudgetExceeded) {

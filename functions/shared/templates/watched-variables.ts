@@ -19,15 +19,18 @@ export class RenderBudgetExceeded extends Error {
  * What a list or object turns into when Handlebars makes text of it (`{{order}}`; it would write
  * `[object Object]`): a marker naming the variable, found in the rendered field afterwards
  * (`printedNotScalar`). Not an error thrown on the spot: Handlebars also turns a context into a
- * primitive to compare it (`context != depths[0]`), which must go on as before.
+ * primitive to compare it (`context != depths[0]`), which must go on as before. The marker holds
+ * the rendering's own random nonce, so no variable's text can pass for one, or hide one.
  */
-const MARKER = '\u0000template-value-';
-const MARKED = /\u0000template-value-(\d+)\u0000/;
+function marker(nonce: string, index: number): string {
+  return `\u0000${nonce}:${index}\u0000`;
+}
 
 /** The first list or object `rendered` holds as text, by its pointer, or undefined. */
 export function printedNotScalar(rendered: string, tracking: Tracking): Tracking['printed'][number] | undefined {
-  if (!rendered.includes(MARKER)) return undefined;
-  const index = MARKED.exec(rendered)?.[1];
+  if (tracking.printed.length === 0) return undefined;
+  // The nonce is base64url: nothing in it means anything to a regular expression.
+  const index = new RegExp(`\u0000${tracking.nonce}:(\\d+)\u0000`).exec(rendered)?.[1];
   return index === undefined ? undefined : tracking.printed[Number(index)];
 }
 
@@ -47,8 +50,9 @@ export interface Tracking {
   scalar: { readonly pointer: string; readonly is: string; readonly text: string } | undefined;
   /** Pointers already reported missing: they read as empty so the next rendering finds the next one. */
   readonly filled: Set<string>;
-  /** Lists and objects made text of, by marker number (`MARKER`). */
+  /** Lists and objects made text of, by marker number (`marker`), and the rendering's nonce for the markers. */
   readonly printed: { readonly pointer: string; readonly is: 'a list' | 'an object' }[];
+  readonly nonce: string;
 }
 
 /**
@@ -90,7 +94,7 @@ export function watch(value: object, pointer: string, tracking: Tracking): objec
       const learning = tracking.failedCheck === undefined;
       if (key === Symbol.toPrimitive) {
         const printed = tracking.printed.push({ pointer, is: Array.isArray(target) ? 'a list' : 'an object' }) - 1;
-        return () => `${MARKER}${printed}\u0000`;
+        return () => marker(tracking.nonce, printed);
       }
       if (typeof key === 'string' && !Object.hasOwn(target, key)) {
         const at = `${pointer}/${escapePointer(key)}`;
