@@ -29,18 +29,29 @@ export function retryAfterSeconds(seconds: number): number {
   return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(seconds)));
 }
 
+/** The Organization's own daily quota, when it refused messages of the request. */
+export interface QuotaRefusal {
+  /** When it resets. */
+  readonly resetInSeconds: number;
+  /** How many messages it refused (each a `QuotaExceeded` result). */
+  readonly refused: number;
+}
+
 /**
  * `budgetRoomInSeconds`: when the account's send rate has room again, if some message did not get
- * a turn; `quotaResetInSeconds`: when the Organization's daily quota resets, if some message was
- * refused for it. `Retry-After` says the later of the two, on a 207 as well as on a 429.
+ * a turn; `quota`: when the Organization's daily quota resets, if it refused some message.
+ * `Retry-After` says the latest of what the failures need, on a 207 as well as on a 429.
  */
-export function decideOutcome(results: readonly MessageResult[], budgetRoomInSeconds?: number, quotaResetInSeconds?: number): Outcome {
+export function decideOutcome(results: readonly MessageResult[], budgetRoomInSeconds?: number, quota?: QuotaRefusal): Outcome {
   const failures = results.flatMap((result) => (result.Status === 'Failed' ? [result.Error.Code] : []));
   if (failures.length === 0) return { statusCode: 200, headers: {} };
   const throttled = failures.filter((code) => FAILURE_CODES[code].throttling);
-  const known = [budgetRoomInSeconds, quotaResetInSeconds].filter((seconds): seconds is number => seconds !== undefined);
-  // The reset itself when it is known, even in its last minute: a fixed minute would point past it.
-  const exact: Partial<Record<string, number>> = { Throttled: budgetRoomInSeconds, QuotaExceeded: quotaResetInSeconds };
+  const known = [budgetRoomInSeconds, quota?.resetInSeconds].filter((seconds): seconds is number => seconds !== undefined);
+  // The reset itself for the Organization's quota, even in its last minute (a fixed minute would
+  // point past it); the fixed wait for a QuotaExceeded of another cause (SES's own quota, the
+  // limit of scheduled messages), whose end is not known here.
+  const otherQuota = throttled.filter((code) => code === 'QuotaExceeded').length > (quota?.refused ?? 0);
+  const exact: Partial<Record<string, number>> = { Throttled: budgetRoomInSeconds, ...(!otherQuota && { QuotaExceeded: quota?.resetInSeconds }) };
   const wait = retryAfterSeconds(Math.max(...known, ...throttled.map((code) => exact[code] ?? RETRY_AFTER_SECONDS[code] ?? 1)));
   if (results.some((result) => result.Status === 'Sent' || result.Status === 'Scheduled')) {
     return { statusCode: 207, headers: known.length > 0 && throttled.length > 0 ? { 'Retry-After': String(wait) } : {} };

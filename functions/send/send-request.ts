@@ -165,8 +165,8 @@ export async function handleSendRequest(input: SendInput, deps: SendDependencies
   const after = deps.now();
   const roomIn = sending.retryAt === undefined ? undefined : (sending.retryAt - after) / 1_000;
   const quota = sending.quota ?? testQuota;
-  const resetIn = quota && quota.refused.size > 0 ? (quota.resetAt - after) / 1_000 : undefined;
-  const outcome = decideOutcome(results, roomIn, resetIn);
+  const refusal = quota && quota.refused.size > 0 ? { resetInSeconds: (quota.resetAt - after) / 1_000, refused: quota.refused.size } : undefined;
+  const outcome = decideOutcome(results, roomIn, refusal);
   const response: StoredResponse = {
     statusCode: outcome.statusCode,
     headers: responseHeaders(input.requestId, { ...outcome.headers, ...(quota && rateLimitHeaders(quota, after)) }),

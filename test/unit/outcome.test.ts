@@ -38,15 +38,17 @@ describe('decideOutcome', () => {
   });
 
   it('names the daily quota reset in Retry-After when a message was refused for it, on a 207 and a 429', () => {
-    expect(decideOutcome([sent(0), failed(1, 'QuotaExceeded')], undefined, 3_600.2).headers['Retry-After']).toBe('3601');
-    expect(decideOutcome([failed(0, 'QuotaExceeded')], undefined, 40_000)).toEqual({ statusCode: 429, headers: { 'Retry-After': '40000' } });
+    expect(decideOutcome([sent(0), failed(1, 'QuotaExceeded')], undefined, { resetInSeconds: 3_600.2, refused: 1 }).headers['Retry-After']).toBe('3601');
+    expect(decideOutcome([failed(0, 'QuotaExceeded')], undefined, { resetInSeconds: 40_000, refused: 1 })).toEqual({ statusCode: 429, headers: { 'Retry-After': '40000' } });
   });
 
   it('names the reset in its last minute too, not a fixed minute that would point past it', () => {
-    expect(decideOutcome([failed(0, 'QuotaExceeded')], undefined, 24.5)).toEqual({ statusCode: 429, headers: { 'Retry-After': '25' } });
-    expect(decideOutcome([sent(0), failed(1, 'QuotaExceeded')], undefined, 0.2).headers['Retry-After']).toBe('1');
+    expect(decideOutcome([failed(0, 'QuotaExceeded')], undefined, { resetInSeconds: 24.5, refused: 1 })).toEqual({ statusCode: 429, headers: { 'Retry-After': '25' } });
+    expect(decideOutcome([sent(0), failed(1, 'QuotaExceeded')], undefined, { resetInSeconds: 0.2, refused: 1 }).headers['Retry-After']).toBe('1');
     // Throttled as well: the later of the two still wins.
-    expect(decideOutcome([failed(0, 'Throttled'), failed(1, 'QuotaExceeded')], 3, 24.5).headers['Retry-After']).toBe('25');
+    expect(decideOutcome([failed(0, 'Throttled'), failed(1, 'QuotaExceeded')], 3, { resetInSeconds: 24.5, refused: 1 }).headers['Retry-After']).toBe('25');
+    // A QuotaExceeded of another cause beside it (SES's own quota): its fixed minute, the later.
+    expect(decideOutcome([failed(0, 'QuotaExceeded'), failed(1, 'QuotaExceeded')], undefined, { resetInSeconds: 24.5, refused: 1 }).headers['Retry-After']).toBe('60');
   });
 
   it('always says a whole number of seconds, at least 1 and at most a day, whatever the budget said', () => {
