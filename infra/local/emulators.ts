@@ -161,6 +161,21 @@ export const TABLE_ACTIVE_WAIT: TableWait = { maxWaitTime: 60, minDelay: 0.1, ma
  * stacks started at once against one DynamoDB), so that nothing is written to a table still
  * being created.
  */
+/**
+ * What the waiter saw last, from its timeout error (whose message is its state as JSON, with a
+ * count per answer seen): a table still CREATING, or an error such as a refused connection.
+ */
+function lastObserved(error: Error): string {
+  try {
+    const { observedResponses } = JSON.parse(error.message) as { observedResponses?: Record<string, number> };
+    const last = Object.keys(observedResponses ?? {}).at(-1);
+    if (last !== undefined) return last.startsWith('200') ? 'the table, not yet ACTIVE' : last;
+  } catch {
+    // Not the JSON this SDK writes: say nothing more than the wait.
+  }
+  return 'nothing it could tell';
+}
+
 export async function ensureTable(client: DynamoDBClient, tableName: string, wait: Partial<TableWait> = {}): Promise<'created' | 'existed'> {
   const options = { ...TABLE_ACTIVE_WAIT, ...wait };
   const active = async () => {
@@ -168,7 +183,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string, wai
       await waitUntilTableExists({ client, ...options }, { TableName: tableName });
     } catch (error) {
       if ((error as Error).name !== 'TimeoutError') throw error;
-      throw new Error(`The table ${tableName} did not become ACTIVE within ${options.maxWaitTime} s: the DynamoDB endpoint has not finished creating it`);
+      throw new Error(`The table ${tableName} did not become ACTIVE within ${options.maxWaitTime} s; the DynamoDB endpoint last answered: ${lastObserved(error as Error)}`);
     }
   };
   try {

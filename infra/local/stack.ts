@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createDynamoDbClient } from '../../functions/shared/runtime/clients';
+import { createDynamoDbClient, httpHandler } from '../../functions/shared/runtime/clients';
 import type { Instrument } from '../../functions/shared/runtime/clients';
 import { loadConfig } from '../../functions/shared/runtime/config';
 import { createDependencies } from '../../functions/send/dependencies';
@@ -186,7 +186,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     const credentials = placeholderCredentials(process.env, [dynamodbEndpoint, sesUrl]);
 
-    const tableClient = new DynamoDBClient({ region, endpoint: dynamodbEndpoint, maxAttempts: 2, ...(credentials && { credentials }) });
+    // Timeouts of its own: an endpoint that never answers fails the start instead of holding it.
+    const tableClient = new DynamoDBClient({ region, endpoint: dynamodbEndpoint, maxAttempts: 2, requestHandler: httpHandler(2_000, 5_000), ...(credentials && { credentials }) });
     const documents = createDynamoDbClient({ region, dynamodbEndpoint }, { credentials });
     let demoState: DemoState;
     try {

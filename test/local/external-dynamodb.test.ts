@@ -6,7 +6,7 @@
  */
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DescribeTableCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { closeServer, ensureTable, listening } from '../../infra/local/emulators';
 import { LOOPBACK } from '../../infra/local/settings';
@@ -45,9 +45,23 @@ describe('ensureTable against a DynamoDB that takes time to create tables', () =
     expect(await status('raced')).toBe('ACTIVE');
   });
 
+  it('waits for a table another process has just created and that is still CREATING', async () => {
+    await client.send(
+      new CreateTableCommand({
+        TableName: 'creating',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      }),
+    );
+    expect(await status('creating')).toBe('CREATING');
+    expect(await ensureTable(client, 'creating')).toBe('existed');
+    expect(await status('creating')).toBe('ACTIVE');
+  });
+
   it('names the table and the wait when it does not become ACTIVE in time', async () => {
     await expect(ensureTable(client, 'never-ready', { maxWaitTime: 0.3, minDelay: 0.05, maxDelay: 0.05 })).rejects.toThrow(
-      'The table never-ready did not become ACTIVE within 0.3 s',
+      'The table never-ready did not become ACTIVE within 0.3 s; the DynamoDB endpoint last answered: the table, not yet ACTIVE',
     );
   });
 });
