@@ -211,7 +211,9 @@ export function readSettings(scope: Construct, environment: NodeJS.ProcessEnv = 
     loadConfig({ TABLE_NAME: 'synth-time-check', ...serviceEnvironment });
   } catch (error) {
     const message = (error instanceof Error ? error.message : String(error)).replace(/^Invalid configuration: /, '');
-    read.problem(fromContext.reduce((text, [key, variable]) => text.replace(new RegExp(`\\b${variable}\\b`, 'g'), `context "${key}" (${variable})`), message));
+    // Each problem starts with the variable it is about (they are joined by "; "); the value it
+    // quotes after "got" is left as it was.
+    read.problem(fromContext.reduce((text, [key, variable]) => text.replace(new RegExp(`(^|; )${variable}\\b`, 'g'), `$1context "${key}" (${variable})`), message));
   }
 
   read.finish((message) => new SettingsError(`Invalid CDK context: ${message}`));

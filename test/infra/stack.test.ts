@@ -518,6 +518,10 @@ describe('EmailSendApiStack context', () => {
     });
     expect(() => buildStack({ authCacheSeconds: 120 })).toThrow(/context "authCacheSeconds" \(AUTH_CACHE_SECONDS\) must be a whole number from 0 to 60/);
     expect(() => buildStack({ maxScheduleDays: 999 })).toThrow(/context "maxScheduleDays" \(MAX_SCHEDULE_DAYS\) must be a whole number from 1 to 365/);
+    // Two at once, each by its key, and a value that happens to be a variable's name is quoted as given.
+    expect(() => buildStack({ maxScheduleDays: 0, maxMessages: 'MAX_MESSAGES' })).toThrow(
+      /^Invalid CDK context: context "maxMessages" \(MAX_MESSAGES\) must be a whole number from 1 to 10000, got "MAX_MESSAGES"; context "maxScheduleDays" \(MAX_SCHEDULE_DAYS\) must be a whole number from 1 to 365, got "0"$/,
+    );
     expect(() => buildStack({ maxMessages: 'lots' })).toThrow(/MAX_MESSAGES/);
   });
 

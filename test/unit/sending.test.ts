@@ -130,6 +130,23 @@ describe('sendMessages', () => {
       expect(at.map((t) => t - start)).toEqual([0, 50, 150, 350]);
     });
 
+    it('with a rate known, retries at the new turn the budget gives, with no backoff on top', async () => {
+      jest.spyOn(Math, 'random').mockReturnValue(1);
+      const clock = virtualClock();
+      const pacer = new Pacer({ budget: new MemoryBudget(), quota: { maxSendRate: async () => 10 }, now: clock.now, sleep: clock.sleep });
+      const at: number[] = [];
+      const mailer = scriptedMailer(async (_email, attempt) => {
+        at.push(clock.now());
+        if (attempt === 1) throw new SendFailure('Throttled');
+        return 'id';
+      });
+      const start = clock.now();
+      const { results } = await sendMessages([message(0)], { ...base, pacer, mailer, deadline: start + 10_000, now: clock.now, sleep: clock.sleep });
+      expect(results).toEqual([{ Index: 0, Status: 'Sent', MessageId: 'id' }]);
+      // The account's burst still had room: the new turn is at once (a backoff would have made it 50 ms).
+      expect(at.map((t) => t - start)).toEqual([0, 0]);
+    });
+
     it('gives up, Throttled and retryable, when the next backoff would pass the deadline', async () => {
       jest.spyOn(Math, 'random').mockReturnValue(1);
       const { clock, pacer, mailer, at } = unknownRate(5);
