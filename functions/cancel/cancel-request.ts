@@ -10,6 +10,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Caller } from '../shared/auth/caller';
 import { authoriseOrganization } from '../shared/auth/caller';
+import { redactingReplacer } from '../shared/domain/api-keys';
 import type { CancelStatus } from '../shared/schedules/key-schedules';
 import { cancelFor } from '../shared/schedules/key-schedules';
 import type { ScheduleNotices } from '../shared/schedules/notices';
@@ -54,6 +55,7 @@ export async function handleCancelRequest(input: CancelInput, deps: CancelDepend
   return {
     statusCode: 200,
     headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Request-Id': input.requestId },
-    body: JSON.stringify({ Messages: messages }),
+    // The ids are the caller's, echoed: a key sent as one by mistake comes back redacted.
+    body: JSON.stringify({ Messages: messages }, redactingReplacer),
   };
 }

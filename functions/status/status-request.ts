@@ -9,6 +9,7 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Caller } from '../shared/auth/caller';
 import { authoriseOrganization } from '../shared/auth/caller';
 import { messageStatus } from '../shared/delivery/recipient-state';
+import { redactingReplacer } from '../shared/domain/api-keys';
 import { testMark } from '../shared/domain/test-mode';
 import type { ScheduleStore } from '../shared/schedules/schedule-store';
 import type { DeliveryStore, StoredMessage } from '../shared/store/dynamodb-delivery-store';
@@ -83,6 +84,7 @@ export async function handleStatusRequest(input: StatusInput, deps: StatusDepend
   return {
     statusCode: 200,
     headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Request-Id': input.requestId },
-    body: JSON.stringify({ Messages: messages }),
+    // The ids are the caller's, echoed: a key sent as one by mistake comes back redacted.
+    body: JSON.stringify({ Messages: messages }, redactingReplacer),
   };
 }

@@ -96,7 +96,7 @@ describe('startLocalStack', () => {
     expect(stack.logs.join('\n')).not.toMatch(/tme_/);
   });
 
-  it('neither logs nor echoes a key a client put in the URL instead of the Authorization header', async () => {
+  it('neither logs nor echoes a key a client put where no key belongs: the URL, a template name, an id to look up or cancel', async () => {
     const key = tenant.apiKey;
     const asTemplateName = await fetch(`${stack.apiUrl}/v1.2/templates/${key}?organizationId=${tenant.organizationId}`, { headers: { Authorization: `Bearer ${key}` } });
     const asPath = await fetch(`${stack.apiUrl}/${key}`);
@@ -104,7 +104,17 @@ describe('startLocalStack', () => {
     const bodies = [await asTemplateName.text(), await asPath.text()];
     for (const body of bodies) expect(body).toContain('[redacted API key]');
     expect(stack.logs.some((line) => line.startsWith('GET /[redacted API key] 404'))).toBe(true);
-    for (const text of [...bodies, stack.logs.join('\n')]) expect(text).not.toContain(key.slice(4, 20));
+    // Sent as the id to look up or cancel: answered Unknown, under the redacted id.
+    const asIds = await Promise.all([
+      fetch(`${stack.apiUrl}/v1.2/email/status`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ OrganizationId: tenant.organizationId, MessageIds: [key] }) }),
+      fetch(`${stack.apiUrl}/v1.2/email/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ OrganizationId: tenant.organizationId, ScheduleIds: [key] }) }),
+    ]);
+    const [status, cancel] = (await Promise.all(asIds.map((response) => response.json()))) as { Messages: Record<string, unknown>[] }[];
+    expect([status!.Messages[0], cancel!.Messages[0]]).toEqual([
+      expect.objectContaining({ MessageId: '[redacted API key]', Status: 'Unknown' }),
+      { ScheduleId: '[redacted API key]', Status: 'Unknown' },
+    ]);
+    for (const text of [...bodies, JSON.stringify([status, cancel]), stack.logs.join('\n')]) expect(text).not.toContain(key.slice(4, 20));
   });
 });
 
