@@ -81,7 +81,7 @@ export const FAILURE_CODES = {
   // Scheduled sends (CONTRACT section 13): the first when scheduling, the others when its time came.
   ScheduleUnavailable: { retryable: true, throttling: false, retry: false, message: 'The message could not be scheduled (the table or the scheduler did not answer), so it was neither scheduled nor sent.' },
   OrganizationForbidden: { retryable: false, throttling: false, retry: false, message: 'When its time came, the user who scheduled the message was no longer a member of the Organization, so it was not sent.' },
-  SenderForbidden: { retryable: false, throttling: false, retry: false, message: 'When its time came, the message\'s From was no longer an allowed sender identity of the Organization, so it was not sent.' },
+  SenderForbidden: { retryable: false, throttling: false, retry: false, message: 'When its time came, the message\'s From was no longer an allowed sender identity of the Organization, or not one of the senders the key that scheduled it is limited to, so it was not sent.' },
   OrganizationPaused: { retryable: true, throttling: false, retry: false, message: 'When its time came, the Organization was paused for its bounce or complaint rate; the message waits for it to be resumed (at most 48 hours after its time), and was not sent.' },
 } as const;
 
