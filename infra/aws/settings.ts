@@ -193,7 +193,8 @@ export function readSettings(scope: Construct, environment: NodeJS.ProcessEnv = 
     PROBLEM_TYPE_BASE: DEFAULTS.problemTypeBase,
     SES_TENANTS: String(tenantsEnabled),
   };
-  const fromContext: [key: string, variable: string][] = [];
+  /** The context key each service variable was set from. */
+  const contextKeyOf = new Map<string, string>();
   for (const [key, variable] of Object.entries(SERVICE_CONTEXT_KEYS)) {
     const value = read.raw(key);
     if (value === undefined) continue;
@@ -202,18 +203,18 @@ export function readSettings(scope: Construct, environment: NodeJS.ProcessEnv = 
       continue;
     }
     serviceEnvironment[variable] = String(value);
-    fromContext.push([key, variable]);
+    contextKeyOf.set(variable, key);
   }
   // The function's own parser is the authority on what it accepts: run it now, so a value the
-  // function would reject at start-up stops the deployment instead. It names the function's
-  // variable; the message names the context key that was set as well.
+  // function would reject at start-up stops the deployment instead. Its problems name the context
+  // key that was set, with the function's variable beside it.
   try {
-    loadConfig({ TABLE_NAME: 'synth-time-check', ...serviceEnvironment });
+    loadConfig({ TABLE_NAME: 'synth-time-check', ...serviceEnvironment }, (variable) => {
+      const key = contextKeyOf.get(variable);
+      return key === undefined ? variable : `context "${key}" (${variable})`;
+    });
   } catch (error) {
-    const message = (error instanceof Error ? error.message : String(error)).replace(/^Invalid configuration: /, '');
-    // Each problem starts with the variable it is about (they are joined by "; "); the value it
-    // quotes after "got" is left as it was.
-    read.problem(fromContext.reduce((text, [key, variable]) => text.replace(new RegExp(`(^|; )${variable}\\b`, 'g'), `$1context "${key}" (${variable})`), message));
+    read.problem((error instanceof Error ? error.message : String(error)).replace(/^Invalid configuration: /, ''));
   }
 
   read.finish((message) => new SettingsError(`Invalid CDK context: ${message}`));

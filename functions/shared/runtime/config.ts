@@ -103,10 +103,10 @@ export type StoreConfig = Pick<Config, 'tableName' | 'region' | 'dynamodbEndpoin
 /** The settings every function shares, read with the function's own reader (problems collected there). */
 export function readStoreConfig(read: SettingsReader, env: Env): StoreConfig {
   const tableName = read.text('TABLE_NAME');
-  if (tableName === undefined) read.problem('TABLE_NAME is required (the DynamoDB table name)');
+  if (tableName === undefined) read.problem(`${read.name('TABLE_NAME')} is required (the DynamoDB table name)`);
   const problemTypeBase = read.text('PROBLEM_TYPE_BASE');
   if (problemTypeBase !== undefined && !URL.canParse(problemTypeBase) && !/^\/(?!\/)/.test(problemTypeBase)) {
-    read.problem(`PROBLEM_TYPE_BASE must be a URL or a path starting with /, got "${problemTypeBase}"`);
+    read.problem(`${read.name('PROBLEM_TYPE_BASE')} must be a URL or a path starting with /, got "${problemTypeBase}"`);
   }
   return {
     tableName: tableName ?? '',
@@ -116,8 +116,9 @@ export function readStoreConfig(read: SettingsReader, env: Env): StoreConfig {
   };
 }
 
-export function loadConfig(env: Env = process.env): Config {
-  const read = new SettingsReader(fromEnv(env));
+/** `label` names a variable in the error's problems (the CDK app names its context key beside it). */
+export function loadConfig(env: Env = process.env, label?: (variable: string) => string): Config {
+  const read = new SettingsReader(fromEnv(env), label);
   const config: Config = {
     ...readStoreConfig(read, env),
     sesEndpoint: read.endpoint('SES_ENDPOINT'),
@@ -153,7 +154,7 @@ export function readScheduler(read: SettingsReader): SchedulerConfig | undefined
   if (values.every((value) => !value)) return undefined;
   const [groupName, targetArn, roleArn, deadLetterArn, queueUrl] = values;
   if (!groupName || !targetArn || !roleArn || !deadLetterArn || !queueUrl) {
-    read.problem(`${SCHEDULER_VARIABLES.join(', ')} must be set together, or none of them`);
+    read.problem(`${SCHEDULER_VARIABLES.map((name) => read.name(name)).join(', ')} must be set together, or none of them`);
     return undefined;
   }
   return { groupName, targetArn, roleArn, deadLetterArn, queueUrl };

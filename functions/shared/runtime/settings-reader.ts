@@ -78,6 +78,11 @@ export class SettingsReader {
     return value;
   }
 
+  /** How messages name a setting (its `label`), for the problems of checks of the caller's own. */
+  name(setting: string): string {
+    return this.label(setting);
+  }
+
   /** Records a problem found by a check of the caller's own. */
   problem(message: string): void {
     this.problems.push(message);
