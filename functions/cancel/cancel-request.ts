@@ -10,7 +10,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Caller } from '../shared/auth/caller';
 import { authoriseOrganization } from '../shared/auth/caller';
-import { redactingReplacer } from '../shared/domain/api-keys';
+import { echoedIdsResponse } from '../shared/http/echoed-ids';
 import type { CancelStatus } from '../shared/schedules/key-schedules';
 import { cancelFor } from '../shared/schedules/key-schedules';
 import type { ScheduleNotices } from '../shared/schedules/notices';
@@ -52,10 +52,5 @@ export async function handleCancelRequest(input: CancelInput, deps: CancelDepend
     }),
   );
   const messages = request.scheduleIds.map((id) => ({ ScheduleId: id, Status: outcome.get(id.toLowerCase()) ?? 'Unknown' }));
-  return {
-    statusCode: 200,
-    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Request-Id': input.requestId },
-    // The ids are the caller's, echoed: a key sent as one by mistake comes back redacted.
-    body: JSON.stringify({ Messages: messages }, redactingReplacer),
-  };
+  return echoedIdsResponse(messages, input.requestId);
 }

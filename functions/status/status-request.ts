@@ -9,8 +9,8 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Caller } from '../shared/auth/caller';
 import { authoriseOrganization } from '../shared/auth/caller';
 import { messageStatus } from '../shared/delivery/recipient-state';
-import { redactingReplacer } from '../shared/domain/api-keys';
 import { testMark } from '../shared/domain/test-mode';
+import { echoedIdsResponse } from '../shared/http/echoed-ids';
 import type { ScheduleStore } from '../shared/schedules/schedule-store';
 import type { DeliveryStore, StoredMessage } from '../shared/store/dynamodb-delivery-store';
 import type { Engagement } from '../shared/store/dynamodb-engagement-store';
@@ -81,10 +81,5 @@ export async function handleStatusRequest(input: StatusInput, deps: StatusDepend
       return schedule ? scheduleView(scheduleId, schedule, deliveryOf(schedule.messageId), view) : { ScheduleId: scheduleId, Status: 'Unknown', Recipients: [], Tags: {} };
     }),
   ];
-  return {
-    statusCode: 200,
-    headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Request-Id': input.requestId },
-    // The ids are the caller's, echoed: a key sent as one by mistake comes back redacted.
-    body: JSON.stringify({ Messages: messages }, redactingReplacer),
-  };
+  return echoedIdsResponse(messages, input.requestId);
 }
